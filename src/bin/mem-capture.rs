@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-capture", memkit::cmd::capture::run)
+}

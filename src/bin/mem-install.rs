@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-install", memkit::cmd::install::run)
+}

@@ -1,0 +1,98 @@
+//! Man pages and shell completions, generated from the clap definitions so they cannot drift.
+
+use clap_mangen::Man;
+
+use crate::cmd::Tool;
+use crate::config::ENV_VARS;
+
+const EXIT_STATUS: &[(&str, &str)] = &[
+    (
+        "0",
+        "Success (also when stdout was closed early, as by `| head`).",
+    ),
+    (
+        "1",
+        "Nothing found, or a result below the requested threshold.",
+    ),
+    ("2", "Usage error: unknown flag, bad value."),
+    (
+        "3",
+        "Bad input: a record or file that cannot be read; the message names it and its line.",
+    ),
+    (
+        "4",
+        "Store error: the database cannot be opened, migrated or written.",
+    ),
+    ("5", "Any other failure."),
+];
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\e").replace('-', "\\-")
+}
+
+fn section(out: &mut String, title: &str, items: &[(&str, &str)]) {
+    out.push_str(&format!(".SH \"{title}\"\n"));
+    for (k, v) in items {
+        out.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", esc(k), esc(v)));
+    }
+}
+
+/// The whole man page of one tool, as roff.
+pub fn render(tool: &Tool) -> String {
+    let cmd = (tool.command)();
+    let man = Man::new(cmd).section("1").manual("memkit");
+    let mut buf = Vec::new();
+    man.render_title(&mut buf).expect("write to vec");
+    man.render_name_section(&mut buf).expect("write to vec");
+    man.render_synopsis_section(&mut buf).expect("write to vec");
+    man.render_description_section(&mut buf)
+        .expect("write to vec");
+    man.render_options_section(&mut buf).expect("write to vec");
+    man.render_subcommands_section(&mut buf)
+        .expect("write to vec");
+    let mut out = String::from_utf8(buf).expect("roff is utf-8");
+    if !tool.details.is_empty() {
+        out.push_str(".SH DETAILS\n");
+        for para in tool.details.split("\n\n") {
+            out.push_str(&format!(".PP\n{}\n", esc(para.trim())));
+        }
+    }
+    section(&mut out, "EXIT STATUS", EXIT_STATUS);
+    section(&mut out, "ENVIRONMENT", ENV_VARS);
+    section(
+        &mut out,
+        "FILES",
+        &[
+            ("$MEM_HOME/mem.db", "The SQLite store every tool shares."),
+            (
+                "$MEM_HOME/config.toml",
+                "Settings; MEM_* variables and flags override them.",
+            ),
+            ("$MEM_HOME/logs/", "What hooks could not report on stdout."),
+            (
+                "$MEM_HOME/spool/",
+                "Hook payloads kept while the database was unavailable.",
+            ),
+        ],
+    );
+    section(&mut out, "EXAMPLES", tool.examples);
+    out.push_str(".SH \"SEE ALSO\"\n");
+    let see: Vec<String> = crate::cmd::ALL
+        .iter()
+        .filter(|t| t.name != tool.name)
+        .map(|t| format!("\\fB{}\\fR(1)", esc(t.name)))
+        .collect();
+    out.push_str(&see.join(", "));
+    out.push('\n');
+    out
+}
+
+/// Completions for every tool in one script, for shells that accept several definitions.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    for t in crate::cmd::ALL {
+        let mut cmd = (t.command)();
+        clap_complete::generate(shell, &mut cmd, t.name, &mut out);
+    }
+    out
+}

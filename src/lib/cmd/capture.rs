@@ -1,0 +1,695 @@
+//! mem-capture: hook events, past transcripts and manual notes into the queue.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use rayon::prelude::*;
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use crate::capture::{self, Origin, Policy, Stored};
+use crate::cli::{self, Common, Io, Outcome};
+use crate::config::{self, Config};
+use crate::hook::HookPayload;
+use crate::project::{self, Project};
+use crate::record::{Capture, Session, Summary};
+use crate::store::{self, events};
+use crate::transcript::{self, Parsed};
+use crate::{Error, Result};
+
+pub const TOOL: super::Tool = super::Tool {
+    name: "mem-capture",
+    command: || Args::command(),
+    details: DETAILS,
+    examples: &[
+        (
+            "mem-capture --hook < payload.json",
+            "What Claude Code's hooks run: store one event, print nothing, exit 0.",
+        ),
+        (
+            "mem-capture --transcripts ~/.claude/projects",
+            "Import every past session (re-running adds nothing).",
+        ),
+        (
+            "mem-capture --note 'deploys need VPN' --tags ops,deploy",
+            "Save a memory by hand.",
+        ),
+        (
+            "jq -c '.[]' payloads.json | mem-capture -",
+            "Store a batch of hook payloads from JSONL.",
+        ),
+    ],
+};
+
+const DETAILS: &str = "Where events go: every hook event adds one event_log row. SessionStart, UserPromptSubmit, the tool events, PreCompact, SubagentStop, Stop and SessionEnd create or update their session. The queue (pending_queue) receives UserPromptSubmit, PostToolUse, PostToolUseFailure, each call of a PostToolBatch, PreCompact, SubagentStop, Stop (with the session's pending count) and notes. SessionEnd closes the session. Any other event is logged only.
+
+Skipped: tools in MEM_SKIP_TOOLS (default TodoRead, TodoWrite, LS) and calls whose input and response together are under 50 characters; they keep their event_log row. Projects matching MEM_EXCLUDE store nothing at all. Secrets are redacted before anything is written; strings over 64 KiB keep their first 48 KiB and last 16 KiB.
+
+--hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to $MEM_HOME/logs/mem-capture.log and event_log. When the database cannot be written (locked past the wait, read-only) the redacted payload is kept in $MEM_HOME/spool/ and stored by the next run that can.
+
+Transcript import rebuilds what the hooks would have recorded: typed prompts, tool calls paired with their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to their parent session, compaction boundaries as PreCompact, and summary lines as the title of the session they describe. Re-importing adds nothing. Output: one session record per session, then a summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped, unpaired, bad_lines.";
+
+/// Record Claude Code hook events, past session transcripts and manual notes into the memkit store.
+#[derive(Debug, Parser)]
+#[command(name = "mem-capture", version, about, long_about = None)]
+pub struct Args {
+    /// Read one hook payload on stdin, as Claude Code's hooks do; never fails.
+    #[arg(long, conflicts_with_all = ["transcript", "transcripts", "note", "input"])]
+    pub hook: bool,
+    /// Import past session transcripts (.jsonl files).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub transcript: Vec<PathBuf>,
+    /// Import every transcript under a directory, such as ~/.claude/projects.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub transcripts: Vec<PathBuf>,
+    /// Save a manual memory with this text.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["transcript", "transcripts", "input"])]
+    pub note: Option<String>,
+    /// Tags for --note, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "note")]
+    pub tags: Vec<String>,
+    /// Project for --note: a directory or a known project name (default: the current project).
+    #[arg(long, requires = "note")]
+    pub project: Option<String>,
+    /// Store the hook payloads read from a JSONL file (- for stdin).
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    if args.hook {
+        return Ok(run_hook());
+    }
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let policy = Policy::from_config(&cfg)?;
+    if let Some(text) = &args.note {
+        return note(io, &cfg, text, &args.tags, args.project.as_deref());
+    }
+    if !args.transcript.is_empty() || !args.transcripts.is_empty() {
+        let mut files = args.transcript.clone();
+        for dir in &args.transcripts {
+            files.extend(
+                transcript::find_files(dir)
+                    .map_err(|e| Error::input(dir.display().to_string(), None, e))?,
+            );
+        }
+        return import(io, &cfg, &policy, &files);
+    }
+    match &args.input {
+        Some(p) => payloads(io, &cfg, &policy, p),
+        None => Err(Error::Usage(
+            "nothing to do: give --hook, --transcript FILE, --transcripts DIR, --note TEXT or a FILE (- for stdin)".into(),
+        )),
+    }
+}
+
+/// The project an event belongs to: CLAUDE_PROJECT_DIR when set, else the payload's cwd.
+fn project_for(cwd: Option<&str>) -> Option<(Project, String)> {
+    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| cwd.map(str::to_string))?;
+    Some((project::identify(&dir), dir))
+}
+
+/// Hook mode: whatever happens, exit 0 and print nothing; problems go to the log.
+fn run_hook() -> Outcome {
+    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+        return Outcome::Ok;
+    }
+    let home = config::data_home();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(|| hook_inner(&home));
+    let problem = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(p) => Some(format!(
+            "panic: {}",
+            p.downcast_ref::<&str>()
+                .copied()
+                .or(p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("?")
+        )),
+    };
+    if let Some(msg) = problem {
+        cli::log_line(&home, "mem-capture", "error", &msg);
+    }
+    Outcome::Ok
+}
+
+/// The lock wait of a hook: long enough to ride out a pipeline commit, short enough that a
+/// stuck database costs Claude Code little (the payload is spooled instead).
+const HOOK_BUSY: Duration = Duration::from_millis(3000);
+
+fn hook_inner(home: &Path) -> Result<()> {
+    let mut bytes = Vec::new();
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        stdin.lock().read_to_end(&mut bytes)?;
+    }
+    let cfg = Config::load(home).unwrap_or_else(|e| {
+        cli::log_line(home, "mem-capture", "warn", &format!("config ignored: {e}"));
+        Config::env_only(home)
+    });
+    let policy = Policy::from_config(&cfg).unwrap_or_else(|e| {
+        cli::log_line(home, "mem-capture", "warn", &format!("{e}; using defaults"));
+        Policy::from_config(&Config::env_only(home)).unwrap_or_else(|_| Policy::defaults())
+    });
+    let text = String::from_utf8_lossy(&bytes);
+    let parsed = if text.trim().is_empty() {
+        Err("empty payload on stdin".to_string())
+    } else {
+        serde_json::from_str::<Value>(&text)
+            .map_err(|e| format!("<stdin>:{}: invalid JSON payload: {e}", e.line()))
+    };
+    let mut value = match parsed {
+        Ok(v) if v.is_object() => v,
+        Ok(_) => return log_bad(home, &cfg, "<stdin>: payload is not a JSON object"),
+        Err(msg) => return log_bad(home, &cfg, &msg),
+    };
+    capture::sanitize(&mut value);
+    let payload = HookPayload::from_value(value.clone()).expect("object");
+    let project = project_for(payload.cwd.as_deref());
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        return Ok(());
+    }
+    let origin = Origin {
+        kind: "hook",
+        at: store::now(),
+        key: None,
+    };
+    let stored = (|| -> Result<Connection> {
+        let mut conn = store::open_with(&cfg.db_path(), HOOK_BUSY)?;
+        store::write_tx(&mut conn, |tx| {
+            capture::store_event(
+                tx,
+                &policy,
+                &payload,
+                &origin,
+                project.as_ref().map(|p| &p.0),
+            )
+        })?;
+        Ok(conn)
+    })();
+    match stored {
+        Ok(conn) => {
+            if payload.event.as_deref() == Some("SessionEnd") {
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }
+            drain_spool(home, &conn, &policy);
+            Ok(())
+        }
+        Err(e) => {
+            let mut value = value;
+            value["_memkit"] = json!({"at": origin.at, "project_dir": project.map(|p| p.1)});
+            spool(home, &value)?;
+            Err(Error::Store(format!("{e}; payload spooled")))
+        }
+    }
+}
+
+/// Records an unusable payload in the log and, when possible, the event_log.
+fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
+    if let Ok(conn) = store::open_with(&cfg.db_path(), HOOK_BUSY) {
+        let _ = events::log(
+            &conn,
+            None,
+            "invalid",
+            None,
+            "error",
+            Some(&json!({"error": msg})),
+        );
+    }
+    cli::log_line(home, "mem-capture", "error", msg);
+    Ok(())
+}
+
+fn spool_dir(home: &Path) -> PathBuf {
+    home.join("spool")
+}
+
+fn spool(home: &Path, value: &Value) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = spool_dir(home);
+    std::fs::create_dir_all(&dir)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let path = dir.join(format!("{nanos:024}-{}.json", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)?;
+    std::io::Write::write_all(&mut f, value.to_string().as_bytes())?;
+    Ok(())
+}
+
+/// Stores what earlier hooks spooled; each file is removed only after its event is committed.
+fn drain_spool(home: &Path, conn: &Connection, policy: &Policy) {
+    let Ok(rd) = std::fs::read_dir(spool_dir(home)) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for path in files.into_iter().take(200) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
+            let _ = std::fs::rename(&path, path.with_extension("bad"));
+            continue;
+        };
+        let meta = value
+            .as_object_mut()
+            .and_then(|o| o.remove("_memkit"))
+            .unwrap_or_default();
+        let at = meta
+            .get("at")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(store::now);
+        let dir = meta
+            .get("project_dir")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(payload) = HookPayload::from_value(value) else {
+            continue;
+        };
+        let project = dir
+            .or_else(|| payload.cwd.clone())
+            .map(|d| project::identify(&d));
+        let origin = Origin {
+            kind: "hook",
+            at,
+            key: None,
+        };
+        let ok = conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(Error::from)
+            .and_then(|_| capture::store_event(conn, policy, &payload, &origin, project.as_ref()))
+            .and_then(|_| conn.execute_batch("COMMIT").map_err(Error::from));
+        match ok {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                cli::log_line(
+                    home,
+                    "mem-capture",
+                    "warn",
+                    &format!("spool {}: {e}", path.display()),
+                );
+                return;
+            }
+        }
+    }
+}
+
+fn note(
+    io: &mut Io,
+    cfg: &Config,
+    text: &str,
+    tags: &[String],
+    project: Option<&str>,
+) -> Result<Outcome> {
+    if text.trim().is_empty() {
+        return Err(Error::Usage("--note needs some text".into()));
+    }
+    let mut conn = store::open(&cfg.db_path())?;
+    let pr = match project {
+        Some(p) if Path::new(p).is_dir() => Some(project::identify(
+            &std::path::absolute(p)?.display().to_string(),
+        )),
+        Some(name) => {
+            let known: Option<(String, String, String)> = conn
+                .query_row(
+                    "SELECT full_path, name, source FROM projects WHERE name = ?1 OR full_path = ?1 ORDER BY updated_at DESC LIMIT 1",
+                    [name],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .ok();
+            Some(match known {
+                Some((root, name, _)) => Project {
+                    root,
+                    name,
+                    branch: None,
+                    source: "path",
+                },
+                None => Project {
+                    root: name.to_string(),
+                    name: project::name_of(name),
+                    branch: None,
+                    source: "path",
+                },
+            })
+        }
+        None => {
+            let cwd = std::env::current_dir()?.display().to_string();
+            project_for(Some(&cwd)).map(|p| p.0)
+        }
+    };
+    let id = store::write_tx(&mut conn, |tx| {
+        capture::store_note(tx, text, tags, pr.as_ref())
+    })?;
+    let rec = load_capture(&conn, id)?;
+    io.listing(
+        &[rec],
+        &["id", "event", "project", "priority", "created_at"],
+    )?;
+    Ok(Outcome::Ok)
+}
+
+fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
+    Ok(conn.query_row(
+        "SELECT id, session_id, project, event, tool_name, tool_use_id, files, priority, status, payload, created_at
+         FROM pending_queue WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(Capture {
+                v: crate::record::VERSION,
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                project: r.get(2)?,
+                event: r.get(3)?,
+                tool_name: r.get(4)?,
+                tool_use_id: r.get(5)?,
+                files: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
+                priority: r.get(7)?,
+                status: r.get(8)?,
+                payload: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
+                created_at: r.get(10)?,
+            })
+        },
+    )?)
+}
+
+/// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
+fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
+    let start = Instant::now();
+    let (name, text) = read_input(path)?;
+    let mut conn = store::open(&cfg.db_path())?;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut bad = 0u64;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value = serde_json::from_str::<Value>(line)
+            .map_err(|e| format!("invalid JSON: {e}"))
+            .and_then(|v| {
+                if v.is_object() {
+                    Ok(v)
+                } else {
+                    Err("not a JSON object".into())
+                }
+            });
+        let mut value = match value {
+            Ok(v) => v,
+            Err(msg) => {
+                io.warn(Error::input(&name, Some(i + 1), msg));
+                bad += 1;
+                continue;
+            }
+        };
+        capture::sanitize(&mut value);
+        let payload = HookPayload::from_value(value).expect("object");
+        let project = project_for(payload.cwd.as_deref());
+        if let Some((pr, dir)) = &project
+            && policy.excluded(pr, Some(dir))
+        {
+            *counts.entry("excluded".into()).or_default() += 1;
+            continue;
+        }
+        let origin = Origin {
+            kind: "hook",
+            at: store::now(),
+            key: None,
+        };
+        let s = capture::store_event(
+            &tx,
+            policy,
+            &payload,
+            &origin,
+            project.as_ref().map(|p| &p.0),
+        )?;
+        *counts.entry("events".into()).or_default() += 1;
+        add_stored(&mut counts, &s);
+    }
+    tx.commit()?;
+    counts.insert("bad_lines".into(), bad);
+    finish(io, counts, start)?;
+    if bad > 0 {
+        return Err(Error::input(
+            name,
+            None,
+            format!("{bad} bad line(s) skipped; the others were stored"),
+        ));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn read_input(path: &Path) -> Result<(String, String)> {
+    if path == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut b)?;
+        Ok(("<stdin>".into(), String::from_utf8_lossy(&b).into_owned()))
+    } else {
+        let b =
+            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
+        Ok((
+            path.display().to_string(),
+            String::from_utf8_lossy(&b).into_owned(),
+        ))
+    }
+}
+
+fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {
+    *counts.entry("queued".into()).or_default() += s.queued as u64;
+    *counts.entry("duplicates".into()).or_default() += s.duplicates as u64;
+    *counts.entry("skipped".into()).or_default() += s.skipped.len() as u64;
+}
+
+fn finish(io: &mut Io, counts: BTreeMap<String, u64>, start: Instant) -> Result<()> {
+    let summary = Summary {
+        v: crate::record::VERSION,
+        tool: "mem-capture".into(),
+        counts,
+        elapsed_ms: start.elapsed().as_millis() as u64,
+    };
+    if io.format() == cli::Format::Jsonl {
+        io.record(&summary)?;
+    } else if !io.quiet {
+        let parts: Vec<String> = summary
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        eprintln!(
+            "{}: {} in {} ms",
+            io.prog,
+            parts.join(", "),
+            summary.elapsed_ms
+        );
+    }
+    Ok(())
+}
+
+/// Imports transcripts: parsed in parallel, stored one file per transaction.
+fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Result<Outcome> {
+    let start = Instant::now();
+    let bar = (io.stderr_tty && !io.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(files.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files {msg}")
+                .expect("template"),
+        );
+        b.set_prefix("mem-capture");
+        b
+    });
+    let parsed: Vec<Result<Parsed>> = files
+        .par_iter()
+        .map(|f| {
+            let bytes =
+                std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
+            Ok(transcript::parse(f, &bytes))
+        })
+        .collect();
+    let mut parsed: Vec<Parsed> = parsed.into_iter().collect::<Result<_>>()?;
+    // A summary line describes the session holding its leafUuid, usually another file's.
+    let mut owner: HashMap<&str, &str> = HashMap::new();
+    for p in &parsed {
+        if let Some(sid) = &p.session_id {
+            for u in &p.uuids {
+                owner.insert(u.as_str(), sid.as_str());
+            }
+        }
+    }
+    let titles: Vec<(String, String)> = parsed
+        .iter()
+        .flat_map(|p| {
+            p.summaries.iter().filter_map(|(text, leaf)| {
+                owner
+                    .get(leaf.as_str())
+                    .map(|s| s.to_string())
+                    .or_else(|| {
+                        (!p.events.is_empty())
+                            .then(|| p.session_id.clone())
+                            .flatten()
+                    })
+                    .map(|sid| (sid, text.clone()))
+            })
+        })
+        .collect();
+    let summaries_found: usize = parsed.iter().map(|p| p.summaries.len()).sum();
+    drop(owner);
+
+    let mut conn = store::open(&cfg.db_path())?;
+    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut bad = 0u64;
+    for p in &mut parsed {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        for bl in &p.bad_lines {
+            io.warn(Error::input(
+                p.path.display().to_string(),
+                Some(bl.line),
+                &bl.msg,
+            ));
+            bad += 1;
+        }
+        *counts.entry("files".into()).or_default() += 1;
+        *counts.entry("tool_calls".into()).or_default() += p.tool_uses as u64;
+        *counts.entry("unpaired".into()).or_default() += p.unpaired as u64;
+        let Some(sid) = p.session_id.clone() else {
+            continue;
+        };
+        let project = p.cwd.as_deref().map(|cwd| {
+            let mut pr = project::identify(cwd);
+            if pr.branch.is_none() {
+                pr.branch = p.branch.clone();
+            }
+            (pr, cwd.to_string())
+        });
+        if let Some((pr, dir)) = &project
+            && policy.excluded(pr, Some(dir))
+        {
+            *counts.entry("excluded".into()).or_default() += 1;
+            continue;
+        }
+        let rec = sessions.entry(sid.clone()).or_insert_with(|| Session {
+            v: crate::record::VERSION,
+            session_id: sid.clone(),
+            project: project.as_ref().map(|p| p.0.root.clone()),
+            branch: p.branch.clone(),
+            started_at: None,
+            files: 0,
+            prompts: 0,
+            tool_calls: 0,
+            queued: 0,
+            duplicates: 0,
+            skipped: 0,
+        });
+        rec.files += 1;
+        rec.tool_calls += p.tool_uses;
+        let start_ev = transcript::session_start(p);
+        let events = std::mem::take(&mut p.events);
+        let stored = store::write_tx(&mut conn, |tx| {
+            let mut total = Stored::default();
+            for (payload, origin) in start_ev.iter().chain(events.iter()) {
+                let s = capture::store_event(
+                    tx,
+                    policy,
+                    payload,
+                    origin,
+                    project.as_ref().map(|p| &p.0),
+                )?;
+                if payload.event.as_deref() == Some("UserPromptSubmit") {
+                    rec.prompts += 1;
+                }
+                total.queued += s.queued;
+                total.duplicates += s.duplicates;
+                total.skipped.extend(s.skipped);
+            }
+            Ok(total)
+        })?;
+        if let Some(first) = events.first() {
+            let at = &first.1.at;
+            if rec.started_at.as_ref().is_none_or(|s| s > at) {
+                rec.started_at = Some(at.clone());
+            }
+        }
+        rec.queued += stored.queued;
+        rec.duplicates += stored.duplicates;
+        rec.skipped += stored.skipped.len();
+        for (tool, _) in &stored.skipped {
+            *counts.entry(format!("skipped_{tool}")).or_default() += 1;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut titled = 0u64;
+    store::write_tx(&mut conn, |tx| {
+        for (sid, text) in &titles {
+            titled += tx.execute(
+                "UPDATE sessions SET title = ?2 WHERE session_id = ?1 AND title IS NULL",
+                rusqlite::params![sid, text],
+            )? as u64;
+        }
+        Ok(())
+    })?;
+    let recs: Vec<Session> = sessions.into_values().collect();
+    for r in &recs {
+        *counts.entry("sessions".into()).or_default() += 1;
+        *counts.entry("prompts".into()).or_default() += r.prompts as u64;
+        *counts.entry("queued".into()).or_default() += r.queued as u64;
+        *counts.entry("duplicates".into()).or_default() += r.duplicates as u64;
+        *counts.entry("skipped".into()).or_default() += r.skipped as u64;
+    }
+    counts.insert("summaries".into(), summaries_found as u64);
+    counts.insert("titles_set".into(), titled);
+    counts.insert("bad_lines".into(), bad);
+    io.listing(
+        &recs,
+        &[
+            "session_id",
+            "project",
+            "branch",
+            "started_at",
+            "prompts",
+            "tool_calls",
+            "queued",
+            "duplicates",
+            "skipped",
+        ],
+    )?;
+    finish(io, counts, start)?;
+    if bad > 0 {
+        return Err(Error::input(
+            "transcripts",
+            None,
+            format!("{bad} bad line(s) skipped; everything else was imported"),
+        ));
+    }
+    Ok(Outcome::Ok)
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}

@@ -1,0 +1,155 @@
+//! Where memkit keeps its files and how settings are layered:
+//! `$MEM_HOME/config.toml` < `MEM_*` environment variables < flags (applied by `cmd`).
+
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Every environment variable memkit reads, with its meaning: the one list that feeds the
+/// ENVIRONMENT section of the man pages.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    (
+        "MEM_HOME",
+        "Data home holding mem.db, index/, logs/ and config.toml (default $XDG_DATA_HOME/memkit, else ~/.local/share/memkit).",
+    ),
+    (
+        "MEM_MODELS",
+        "Model cache (default $XDG_CACHE_HOME/memkit/models, else ~/.cache/memkit/models).",
+    ),
+    (
+        "MEM_DISABLE",
+        "When 1, every hook is a no-op (memkit's own `claude -p` calls set it).",
+    ),
+    (
+        "MEM_EXCLUDE",
+        "Comma-separated globs of project paths or names whose activity is never stored.",
+    ),
+    (
+        "MEM_SKIP_TOOLS",
+        "Comma-separated tool names capture skips (default TodoRead,TodoWrite,LS).",
+    ),
+    (
+        "CLAUDE_PROJECT_DIR",
+        "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
+    ),
+];
+
+/// Default data home: `$MEM_HOME`, else `$XDG_DATA_HOME/memkit`, else `~/.local/share/memkit`.
+pub fn data_home() -> PathBuf {
+    if let Some(p) = env_nonempty("MEM_HOME") {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = env_nonempty("XDG_DATA_HOME") {
+        return Path::new(&p).join("memkit");
+    }
+    home().join(".local/share/memkit")
+}
+
+/// Model cache: `$MEM_MODELS`, else `$XDG_CACHE_HOME/memkit/models`, else `~/.cache/memkit/models`.
+pub fn models_dir() -> PathBuf {
+    if let Some(p) = env_nonempty("MEM_MODELS") {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = env_nonempty("XDG_CACHE_HOME") {
+        return Path::new(&p).join("memkit/models");
+    }
+    home().join(".cache/memkit/models")
+}
+
+fn home() -> PathBuf {
+    env_nonempty("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+pub fn env_nonempty(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Settings from config.toml with `MEM_<KEY>` environment overrides.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    pub home: PathBuf,
+    table: toml::Table,
+}
+
+impl Config {
+    /// Loads `<home>/config.toml` if present. A malformed file is an input error naming it.
+    pub fn load(home: &Path) -> Result<Config> {
+        let path = home.join("config.toml");
+        let table = match std::fs::read_to_string(&path) {
+            Ok(text) => text.parse::<toml::Table>().map_err(|e| {
+                let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+                Error::input(path.display().to_string(), line, e.message())
+            })?,
+            Err(_) => toml::Table::new(),
+        };
+        Ok(Config {
+            home: home.to_path_buf(),
+            table,
+        })
+    }
+
+    /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
+    /// and arrays of strings, the latter joined with commas).
+    /// Environment and defaults only: what a hook falls back to when config.toml is unreadable.
+    pub fn env_only(home: &Path) -> Config {
+        Config {
+            home: home.to_path_buf(),
+            table: toml::Table::new(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        if let Some(v) = std::env::var(format!("MEM_{}", key.to_ascii_uppercase()))
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
+            return Some(v);
+        }
+        match self.table.get(key)? {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Float(f) => Some(f.to_string()),
+            toml::Value::Boolean(b) => Some(b.to_string()),
+            toml::Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        }
+    }
+
+    pub fn get_list(&self, key: &str) -> Option<Vec<String>> {
+        self.get(key).map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+    }
+
+    pub fn get_bool(&self, key: &str) -> bool {
+        matches!(
+            self.get(key)
+                .as_deref()
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("1" | "true" | "yes" | "on")
+        )
+    }
+
+    pub fn get_f64(&self, key: &str) -> Option<f64> {
+        self.get(key).and_then(|v| v.parse().ok())
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.home.join("mem.db")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+}

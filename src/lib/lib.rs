@@ -1,0 +1,16 @@
+//! memkit: a memory for Claude Code built from small Unix filters over one SQLite file.
+//!
+//! Domain modules never print, exit or read argv; `cmd` and `cli` do the talking.
+
+pub mod capture;
+pub mod cli;
+pub mod cmd;
+pub mod config;
+pub mod error;
+pub mod hook;
+pub mod project;
+pub mod record;
+pub mod store;
+pub mod transcript;
+
+pub use error::{Error, Result};

@@ -1,0 +1,161 @@
+//! Project identity: which project a directory belongs to, found without spawning git.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    /// Full path of the project root: the key everything is stored under.
+    pub root: String,
+    /// Display name: the root's last path component.
+    pub name: String,
+    /// Current branch (None when detached, unknown, or not a git repository).
+    pub branch: Option<String>,
+    /// How the root was found: `git`, `worktree` or `path`.
+    pub source: &'static str,
+}
+
+/// Resolves the project of `dir`: the enclosing git repository's root, with a linked worktree
+/// mapped to its main repository so all worktrees share one project; else `dir` itself.
+pub fn identify(dir: &str) -> Project {
+    let dir = dir.trim_end_matches(['/', '\\']);
+    let dir = if dir.is_empty() { "/" } else { dir };
+    let path = Path::new(dir);
+    if path.is_absolute() {
+        for anc in path.ancestors() {
+            let dotgit = anc.join(".git");
+            let Ok(meta) = std::fs::metadata(&dotgit) else {
+                continue;
+            };
+            if meta.is_dir() {
+                return Project {
+                    root: anc.display().to_string(),
+                    name: name_of(&anc.display().to_string()),
+                    branch: read_branch(&dotgit),
+                    source: "git",
+                };
+            }
+            if let Some(p) = from_gitfile(anc, &dotgit) {
+                return p;
+            }
+        }
+    }
+    Project {
+        root: dir.to_string(),
+        name: name_of(dir),
+        branch: None,
+        source: "path",
+    }
+}
+
+/// `.git` as a file: `gitdir: <path>`; a linked worktree's gitdir has a `commondir` pointing at
+/// the main repository's `.git`.
+fn from_gitfile(worktree: &Path, dotgit: &Path) -> Option<Project> {
+    let text = std::fs::read_to_string(dotgit).ok()?;
+    let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let gitdir = absolutize(worktree, gitdir);
+    let branch = read_branch(&gitdir);
+    let common = std::fs::read_to_string(gitdir.join("commondir"))
+        .ok()
+        .map(|c| absolutize(&gitdir, c.trim()));
+    let (root, source) = match common {
+        Some(common) => {
+            let common = normalize(&common);
+            let root = if common.file_name().is_some_and(|n| n == ".git") {
+                common.parent().map(Path::to_path_buf).unwrap_or(common)
+            } else {
+                common // a bare repository: the git dir itself names the project
+            };
+            (root, "worktree")
+        }
+        // A submodule or a separate git dir: the directory holding `.git` is the project.
+        None => (worktree.to_path_buf(), "git"),
+    };
+    let root = root.display().to_string();
+    Some(Project {
+        name: name_of(&root),
+        root,
+        branch,
+        source,
+    })
+}
+
+fn absolutize(base: &Path, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Removes `.` and `..` lexically, so the root reads the same as a cwd inside it would
+/// (canonicalizing would resolve symlinks the cwd keeps).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn read_branch(gitdir: &Path) -> Option<String> {
+    let head = std::fs::read_to_string(gitdir.join("HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(str::to_string)
+}
+
+/// Last component of a Unix or Windows path.
+pub fn name_of(path: &str) -> String {
+    path.rsplit(['/', '\\'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(path)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worktree_resolves_to_main_repository() {
+        let t = tempfile::tempdir().unwrap();
+        let main = t.path().join("repo");
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(main.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            main.join(".git/worktrees/wt/HEAD"),
+            "ref: refs/heads/feature\n",
+        )
+        .unwrap();
+        std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let wt = t.path().join("wt");
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
+        )
+        .unwrap();
+        let p = identify(&wt.join("src").display().to_string());
+        assert_eq!(p.root, main.display().to_string());
+        assert_eq!(p.branch.as_deref(), Some("feature"));
+        assert_eq!(p.source, "worktree");
+        let m = identify(&main.display().to_string());
+        assert_eq!(m.root, main.display().to_string());
+        assert_eq!(m.branch.as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn non_git_and_windows_paths_fall_back_to_themselves() {
+        let p = identify(r"C:\Users\dev\proj");
+        assert_eq!(p.root, r"C:\Users\dev\proj");
+        assert_eq!(p.name, "proj");
+        assert_eq!(p.source, "path");
+    }
+}

@@ -1,0 +1,145 @@
+//! The JSONL records memkit tools read and write: the one documented contract (ARCHITECTURE.md §5).
+//!
+//! Every record is one flat JSON object on one line with a `"type"` naming it and `"v"` its
+//! version (bumped only by a breaking change). Readers ignore fields they do not know and pass
+//! through record types they do not handle; fields may be added in any minor release. Times are
+//! RFC 3339 UTC text with milliseconds (`2026-02-21T14:30:00.000Z`); ids are integers shown as
+//! `#123` to people.
+//!
+//! | type | written by | what it is |
+//! |---|---|---|
+//! | `capture` | mem-capture | one queued hook event (a prompt, a tool call, a stop, a note) |
+//! | `session` | mem-capture --transcript(s) | one session as imported: what it held |
+//! | `summary` | every tool that works in bulk | the totals of one run, last line of its output |
+//! | `observation` | mem-compress | a typed, compressed memory |
+//!
+//! Golden tests (tests/integration/records.rs) pin the serialized form of each.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Current version of every record type.
+pub const VERSION: u32 = 1;
+
+fn v1() -> u32 {
+    VERSION
+}
+
+/// A queued hook event (`"type":"capture"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "capture")]
+pub struct Capture {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// Queue row id.
+    pub id: i64,
+    pub session_id: String,
+    /// Project root path; absent when the event named no directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Hook event name (`UserPromptSubmit`, `PostToolUse`, `Stop`, `Note`, …).
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// Files the call touched, absolute where the cwd was known.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// `high`, `normal` or `low`.
+    pub priority: String,
+    /// `raw`, `processing`, `done` or `error`.
+    pub status: String,
+    /// The redacted hook payload.
+    #[serde(default)]
+    pub payload: Value,
+    pub created_at: String,
+}
+
+/// One session as an import saw it (`"type":"session"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "session")]
+pub struct Session {
+    #[serde(default = "v1")]
+    pub v: u32,
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Transcript files read for it (the session's own and its subagents').
+    pub files: usize,
+    pub prompts: usize,
+    /// Tool calls found (paired or not).
+    pub tool_calls: usize,
+    /// Rows added to the queue by this run.
+    pub queued: usize,
+    /// Rows already stored by an earlier run.
+    pub duplicates: usize,
+    /// Tool calls not queued by policy (skip list, tiny calls).
+    pub skipped: usize,
+}
+
+/// Totals of one run (`"type":"summary"`), written last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "summary")]
+pub struct Summary {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// The tool that wrote it (`mem-capture`, …).
+    pub tool: String,
+    /// Named counters; which ones depends on the tool and is listed in its man page.
+    pub counts: std::collections::BTreeMap<String, u64>,
+    pub elapsed_ms: u64,
+}
+
+/// Observation types, most valuable first.
+pub const OBSERVATION_TYPES: &[&str] = &[
+    "decision",
+    "bugfix",
+    "feature",
+    "refactor",
+    "discovery",
+    "change",
+];
+
+/// A compressed memory (`"type":"observation"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "observation")]
+pub struct Observation {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// Row id; absent in filter mode before the record is stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// One of [`OBSERVATION_TYPES`].
+    pub kind: String,
+    pub title: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default)]
+    pub facts: Vec<String>,
+    #[serde(default)]
+    pub concepts: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub files_read: Vec<String>,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(default)]
+    pub functions_changed: Vec<String>,
+    #[serde(default)]
+    pub tokens_raw: u64,
+    #[serde(default)]
+    pub tokens_compressed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}

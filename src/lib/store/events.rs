@@ -1,0 +1,27 @@
+//! `event_log`: every hook event and every problem, one row each.
+
+use rusqlite::{Connection, params};
+
+use crate::Result;
+
+pub fn log(
+    conn: &Connection,
+    session_id: Option<&str>,
+    event: &str,
+    tool_name: Option<&str>,
+    level: &str,
+    detail: Option<&serde_json::Value>,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO event_log (ts, session_id, event, tool_name, level, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            super::now(),
+            session_id,
+            event,
+            tool_name,
+            level,
+            detail.map(|d| d.to_string()),
+        ],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! The one SQLite file every tool shares (ARCHITECTURE.md §4).
+
+mod schema;
+
+pub mod events;
+pub mod projects;
+pub mod queue;
+pub mod sessions;
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::{Error, Result};
+
+pub use schema::MIGRATIONS;
+
+/// How long a connection waits on a lock held by another process before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// Creates the data home (0700) and its logs/ directory if missing.
+pub fn ensure_home(home: &Path) -> Result<()> {
+    for dir in [home.to_path_buf(), home.join("logs")] {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|e| Error::Store(format!("cannot create {}: {e}", dir.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens (creating and migrating when needed) the database at `path`.
+pub fn open(path: &Path) -> Result<Connection> {
+    open_with(path, BUSY_TIMEOUT)
+}
+
+/// Like [`open`], with the lock wait chosen by the caller (hooks wait less).
+pub fn open_with(path: &Path, busy: Duration) -> Result<Connection> {
+    if let Some(dir) = path.parent() {
+        ensure_home(dir)?;
+    }
+    let existed = path.exists();
+    let conn = Connection::open(path)
+        .map_err(|e| Error::Store(format!("cannot open {}: {e}", path.display())))?;
+    if !existed {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+    configure(&conn, busy)?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+/// Opens an existing database without creating or migrating it (readers such as reports).
+pub fn open_existing(path: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| Error::Store(format!("cannot open {}: {e}", path.display())))?;
+    configure(&conn, BUSY_TIMEOUT)?;
+    check_version(&conn)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection, busy: Duration) -> Result<()> {
+    conn.busy_timeout(busy)?;
+    // Switching to WAL needs a brief exclusive lock that the busy handler does not cover, so a
+    // crowd of fresh processes retries it instead of failing.
+    let mut tries = 0;
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => break,
+            Err(e) if is_busy(&e) && tries < 200 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(5 + tries % 7));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")?;
+    Ok(())
+}
+
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+pub fn user_version(conn: &Connection) -> Result<usize> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize)
+}
+
+fn check_version(conn: &Connection) -> Result<usize> {
+    let v = user_version(conn)?;
+    if v > MIGRATIONS.len() {
+        return Err(Error::Store(format!(
+            "database schema version {v} is newer than this memkit knows ({}); upgrade memkit, the database was not modified",
+            MIGRATIONS.len()
+        )));
+    }
+    Ok(v)
+}
+
+/// Applies the pending migrations, each in its own immediate transaction, re-checking the
+/// version under the lock so concurrent first runs apply each step once.
+pub fn migrate(conn: &Connection) -> Result<()> {
+    if check_version(conn)? == MIGRATIONS.len() {
+        return Ok(());
+    }
+    loop {
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let v = check_version(&tx)?;
+        if v == MIGRATIONS.len() {
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[v])
+            .map_err(|e| Error::Store(format!("migration {} failed: {e}", v + 1)))?;
+        tx.pragma_update(None, "user_version", (v + 1) as i64)?;
+        tx.commit()?;
+    }
+}
+
+/// Runs `f` in an IMMEDIATE transaction (the write lock is taken up front, so a writer never
+/// fails halfway on an upgrade deadlock) and commits.
+pub fn write_tx<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&rusqlite::Transaction) -> Result<T>,
+) -> Result<T> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let out = f(&tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Current time as the ISO-8601 UTC text every table stores (sortable as text).
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Normalises any RFC 3339 timestamp to the stored form; unparseable text is kept as is.
+pub fn normalize_time(ts: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(ts)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        })
+        .unwrap_or_else(|_| ts.to_string())
+}

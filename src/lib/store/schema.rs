@@ -1,0 +1,117 @@
+//! Ordered migrations; `PRAGMA user_version` = how many are applied. Never edit a released
+//! step: append a new one.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: capture tables and the observation store with its FTS5 mirror.
+    r#"
+CREATE TABLE projects (
+    full_path   TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    description TEXT,
+    source      TEXT NOT NULL DEFAULT 'path',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+
+CREATE TABLE sessions (
+    session_id        TEXT PRIMARY KEY,
+    project           TEXT,
+    project_dir       TEXT,
+    cwd               TEXT,
+    branch            TEXT,
+    transcript_path   TEXT,
+    source            TEXT,
+    model             TEXT,
+    title             TEXT,
+    started_at        TEXT,
+    ended_at          TEXT,
+    last_activity_at  TEXT,
+    status            TEXT NOT NULL DEFAULT 'active',
+    end_reason        TEXT,
+    last_assistant_message TEXT,
+    summary           TEXT,
+    key_files         TEXT,
+    key_decisions     TEXT,
+    imported          INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_project ON sessions(project, last_activity_at);
+
+CREATE TABLE pending_queue (
+    id              INTEGER PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    project         TEXT,
+    event           TEXT NOT NULL,
+    tool_name       TEXT,
+    tool_use_id     TEXT,
+    agent_id        TEXT,
+    payload         TEXT NOT NULL,
+    files           TEXT NOT NULL DEFAULT '[]',
+    priority        TEXT NOT NULL DEFAULT 'normal' CHECK (priority IN ('high','normal','low')),
+    status          TEXT NOT NULL DEFAULT 'raw' CHECK (status IN ('raw','processing','done','error')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_error      TEXT,
+    origin          TEXT NOT NULL DEFAULT 'hook',
+    dedup_key       TEXT UNIQUE,
+    created_at      TEXT NOT NULL
+);
+CREATE INDEX pending_status ON pending_queue(status, next_attempt_at);
+CREATE INDEX pending_session ON pending_queue(session_id, created_at);
+
+CREATE TABLE observations (
+    id                INTEGER PRIMARY KEY,
+    session_id        TEXT,
+    project           TEXT,
+    type              TEXT NOT NULL CHECK (type IN ('decision','bugfix','feature','refactor','discovery','change')),
+    tool_name         TEXT,
+    title             TEXT NOT NULL,
+    summary           TEXT NOT NULL DEFAULT '',
+    detail            TEXT,
+    facts             TEXT NOT NULL DEFAULT '[]',
+    concepts          TEXT NOT NULL DEFAULT '[]',
+    tags              TEXT NOT NULL DEFAULT '[]',
+    files_read        TEXT NOT NULL DEFAULT '[]',
+    files_modified    TEXT NOT NULL DEFAULT '[]',
+    functions_changed TEXT NOT NULL DEFAULT '[]',
+    tokens_raw        INTEGER NOT NULL DEFAULT 0,
+    tokens_compressed INTEGER NOT NULL DEFAULT 0,
+    is_manual         INTEGER NOT NULL DEFAULT 0,
+    content_hash      TEXT,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL
+);
+CREATE INDEX observations_project ON observations(project, created_at);
+CREATE INDEX observations_session ON observations(session_id);
+CREATE INDEX observations_updated ON observations(updated_at);
+
+CREATE VIRTUAL TABLE observations_fts USING fts5(
+    title, summary, detail, facts, concepts, tags, files_read, files_modified,
+    content='observations', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER observations_ai AFTER INSERT ON observations BEGIN
+    INSERT INTO observations_fts(rowid, title, summary, detail, facts, concepts, tags, files_read, files_modified)
+    VALUES (new.id, new.title, new.summary, new.detail, new.facts, new.concepts, new.tags, new.files_read, new.files_modified);
+END;
+CREATE TRIGGER observations_ad AFTER DELETE ON observations BEGIN
+    INSERT INTO observations_fts(observations_fts, rowid, title, summary, detail, facts, concepts, tags, files_read, files_modified)
+    VALUES ('delete', old.id, old.title, old.summary, old.detail, old.facts, old.concepts, old.tags, old.files_read, old.files_modified);
+END;
+CREATE TRIGGER observations_au AFTER UPDATE ON observations BEGIN
+    INSERT INTO observations_fts(observations_fts, rowid, title, summary, detail, facts, concepts, tags, files_read, files_modified)
+    VALUES ('delete', old.id, old.title, old.summary, old.detail, old.facts, old.concepts, old.tags, old.files_read, old.files_modified);
+    INSERT INTO observations_fts(rowid, title, summary, detail, facts, concepts, tags, files_read, files_modified)
+    VALUES (new.id, new.title, new.summary, new.detail, new.facts, new.concepts, new.tags, new.files_read, new.files_modified);
+END;
+
+CREATE TABLE event_log (
+    id         INTEGER PRIMARY KEY,
+    ts         TEXT NOT NULL,
+    session_id TEXT,
+    event      TEXT NOT NULL,
+    tool_name  TEXT,
+    level      TEXT NOT NULL DEFAULT 'info',
+    detail     TEXT
+);
+CREATE INDEX event_log_event ON event_log(event, ts);
+"#,
+];
