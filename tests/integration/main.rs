@@ -1,1 +1,140 @@
+//! Integration tests: the real binaries, run in their own data home with a cleared environment,
+//! asserting on parsed output and on the real SQLite file.
 
+mod capture;
+mod install;
+mod records;
+mod tools;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Path of a built binary of this package.
+pub fn bin(name: &str) -> PathBuf {
+    let mut p = PathBuf::from(env!("CARGO_BIN_EXE_mem"));
+    p.set_file_name(name);
+    p
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A throwaway data home; every command runs with only the variables it sets.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub vars: Vec<(String, String)>,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env::new()
+    }
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        Env {
+            vars: vec![
+                (
+                    "MEM_HOME".into(),
+                    dir.path().join("mem").display().to_string(),
+                ),
+                (
+                    "MEM_MODELS".into(),
+                    dir.path().join("models").display().to_string(),
+                ),
+                ("HOME".into(), home.display().to_string()),
+                ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            ],
+            dir,
+        }
+    }
+
+    pub fn set(mut self, k: &str, v: &str) -> Env {
+        self.vars.retain(|(kk, _)| kk != k);
+        self.vars.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("mem")
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.home().join("mem.db")
+    }
+
+    pub fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.db_path()).expect("open db")
+    }
+
+    pub fn cmd(&self, tool: &str) -> Command {
+        let mut c = Command::new(bin(tool));
+        c.env_clear();
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        c.current_dir(self.dir.path());
+        c
+    }
+
+    /// Runs `tool args` with `stdin` piped in; returns the finished process.
+    pub fn run(&self, tool: &str, args: &[&str], stdin: &[u8]) -> Output {
+        let mut c = self.cmd(tool);
+        c.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawn");
+        let mut input = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(&data);
+        });
+        let out = child.wait_with_output().expect("wait");
+        writer.join().unwrap();
+        out
+    }
+
+    /// Runs and requires exit 0, showing stdout and stderr otherwise.
+    pub fn ok(&self, tool: &str, args: &[&str], stdin: &[u8]) -> Output {
+        let out = self.run(tool, args, stdin);
+        assert!(
+            out.status.success(),
+            "{tool} {args:?} failed: {}",
+            show(&out)
+        );
+        out
+    }
+
+    pub fn count(&self, sql: &str) -> i64 {
+        self.db()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+}
+
+pub fn show(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Parses JSONL stdout.
+pub fn jsonl(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSONL line {l:?}: {e}")))
+        .collect()
+}

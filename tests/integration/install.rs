@@ -1,0 +1,116 @@
+//! mem-install: merging with the user's hooks, idempotence, uninstall, refusal of comments.
+
+use serde_json::{Value, json};
+
+use crate::{Env, bin, show};
+
+fn user_settings() -> Value {
+    json!({
+        "model": "opus",
+        "hooks": {
+            "PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write", "timeout": 30}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify-send claude"}]}]
+        },
+        "permissions": {"allow": ["Bash(git *)"]}
+    })
+}
+
+#[test]
+fn install_merges_is_idempotent_and_uninstall_restores() {
+    let env = Env::new();
+    let settings = env.dir.path().join("settings.json");
+    let original = serde_json::to_string_pretty(&user_settings()).unwrap();
+    std::fs::write(&settings, &original).unwrap();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    let s = settings.to_str().unwrap();
+    env.ok(
+        "mem-install",
+        &["--settings", s, "--bin-dir", &bin_dir],
+        b"",
+    );
+    let installed: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(installed["model"], "opus");
+    assert_eq!(
+        installed["hooks"]["PostToolUse"][0],
+        user_settings()["hooks"]["PostToolUse"][0],
+        "user hook kept first"
+    );
+    let cmd = installed["hooks"]["PostToolUse"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        cmd.starts_with('/') && cmd.ends_with("mem-capture --hook"),
+        "{cmd}"
+    );
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUseFailure",
+        "PreCompact",
+        "SubagentStop",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(installed["hooks"][ev].is_array(), "{ev} registered");
+    }
+    assert!(
+        std::path::Path::new(&format!("{s}.memkit.bak")).exists(),
+        "backup written"
+    );
+
+    let bytes = std::fs::read(&settings).unwrap();
+    let out = env.ok(
+        "mem-install",
+        &["--settings", s, "--bin-dir", &bin_dir],
+        b"",
+    );
+    assert_eq!(
+        std::fs::read(&settings).unwrap(),
+        bytes,
+        "second run changes nothing"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unchanged"));
+
+    env.ok("mem-install", &["--settings", s, "--uninstall"], b"");
+    let restored: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(restored, user_settings());
+}
+
+#[test]
+fn settings_with_comments_are_refused_untouched() {
+    let env = Env::new();
+    let settings = env.dir.path().join("settings.json");
+    let text = "{\n  // my model\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&settings, text).unwrap();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    let out = env.run(
+        "mem-install",
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            &bin_dir,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("settings.json:2") && err.contains("comments"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+}
+
+#[test]
+fn dry_run_prints_and_writes_nothing() {
+    let env = Env::new();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    let out = env.ok("mem-install", &["--dry-run", "--bin-dir", &bin_dir], b"");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["hooks"]["Stop"].is_array());
+    assert!(!env.dir.path().join("home/.claude/settings.json").exists());
+    // Without --dry-run the user settings file is created under HOME.
+    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    assert!(env.dir.path().join("home/.claude/settings.json").exists());
+}

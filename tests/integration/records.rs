@@ -1,0 +1,80 @@
+//! Golden tests: the serialized form of every record type is a contract.
+
+use memkit::record::{Capture, Observation, Session, Summary};
+use serde_json::json;
+
+#[test]
+fn capture_record_is_pinned() {
+    let c = Capture {
+        v: 1,
+        id: 7,
+        session_id: "s".into(),
+        project: Some("/p".into()),
+        event: "PostToolUse".into(),
+        tool_name: Some("Edit".into()),
+        tool_use_id: None,
+        files: vec!["/p/a.rs".into()],
+        priority: "high".into(),
+        status: "raw".into(),
+        payload: json!({"k": 1}),
+        created_at: "2026-02-21T14:30:00.000Z".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&c).unwrap(),
+        r#"{"type":"capture","v":1,"id":7,"session_id":"s","project":"/p","event":"PostToolUse","tool_name":"Edit","files":["/p/a.rs"],"priority":"high","status":"raw","payload":{"k":1},"created_at":"2026-02-21T14:30:00.000Z"}"#
+    );
+    let back: Capture = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+    assert_eq!(back, c);
+}
+
+#[test]
+fn session_and_summary_records_are_pinned() {
+    let s = Session {
+        v: 1,
+        session_id: "s".into(),
+        project: None,
+        branch: Some("main".into()),
+        started_at: None,
+        files: 1,
+        prompts: 2,
+        tool_calls: 3,
+        queued: 4,
+        duplicates: 0,
+        skipped: 1,
+    };
+    assert_eq!(
+        serde_json::to_string(&s).unwrap(),
+        r#"{"type":"session","v":1,"session_id":"s","branch":"main","files":1,"prompts":2,"tool_calls":3,"queued":4,"duplicates":0,"skipped":1}"#
+    );
+    let mut sum = Summary {
+        v: 1,
+        tool: "mem-capture".into(),
+        elapsed_ms: 5,
+        ..Default::default()
+    };
+    sum.counts.insert("queued".into(), 4);
+    assert_eq!(
+        serde_json::to_string(&sum).unwrap(),
+        r#"{"type":"summary","v":1,"tool":"mem-capture","counts":{"queued":4},"elapsed_ms":5}"#
+    );
+}
+
+#[test]
+fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
+    let o = Observation {
+        v: 1,
+        id: Some(3),
+        kind: "bugfix".into(),
+        title: "Fix token refresh race".into(),
+        summary: "why".into(),
+        files_modified: vec!["/p/auth.rs".into()],
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_string(&o).unwrap(),
+        r#"{"type":"observation","v":1,"id":3,"kind":"bugfix","title":"Fix token refresh race","summary":"why","facts":[],"concepts":[],"tags":[],"files_read":[],"files_modified":["/p/auth.rs"],"functions_changed":[],"tokens_raw":0,"tokens_compressed":0}"#
+    );
+    let with_extra = r#"{"type":"observation","v":1,"kind":"change","title":"t","summary":"s","future_field":{"x":1}}"#;
+    let parsed: Observation = serde_json::from_str(with_extra).unwrap();
+    assert_eq!(parsed.kind, "change");
+}

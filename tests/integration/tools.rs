@@ -1,0 +1,84 @@
+//! The toolkit as a whole: dispatcher, man pages, exit codes, pipes.
+
+use std::process::Stdio;
+
+use crate::{Env, jsonl, show};
+
+#[test]
+fn man_pages_are_fresh() {
+    let env = Env::new();
+    let out_dir = env.dir.path().join("man1");
+    env.ok("mem", &["gen-man", out_dir.to_str().unwrap()], b"");
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/man1");
+    for t in memkit::cmd::ALL {
+        let name = format!("{}.1", t.name);
+        let fresh = std::fs::read_to_string(out_dir.join(&name)).unwrap();
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+            assert!(fresh.contains(section), "{name} lacks {section}");
+        }
+        let old = std::fs::read_to_string(committed.join(&name)).unwrap_or_default();
+        assert!(
+            old == fresh,
+            "man/man1/{name} is stale: run `cargo run --bin mem -- gen-man man/man1`"
+        );
+    }
+}
+
+#[test]
+fn mem_dispatches_to_tools_and_lists_them() {
+    let env = Env::new();
+    let out = env.ok("mem", &["help"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("capture") && text.contains("install"),
+        "{text}"
+    );
+    let out = env.ok("mem", &["capture", "--note", "via the dispatcher"], b"");
+    assert_eq!(jsonl(&out)[0]["event"], "Note");
+    let out = env.run("mem", &["nosuchtool"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("mem: error: unknown tool"));
+    let out = env.ok("mem", &["completions", "bash"], b"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mem-capture"));
+}
+
+#[test]
+fn usage_errors_exit_2_with_the_program_name() {
+    let env = Env::new();
+    let out = env.run("mem-capture", &["--no-such-flag"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let out = env.run("mem-capture", &[], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("mem-capture: error:"));
+}
+
+#[test]
+fn bad_jsonl_input_names_the_line_and_keeps_the_good_ones() {
+    let env = Env::new();
+    let input = b"{\"session_id\":\"a\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"first prompt\"}\nnot json\n{\"session_id\":\"a\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"third\"}\n";
+    let out = env.run("mem-capture", &["-"], input);
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("<stdin>:2: invalid JSON"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 2);
+}
+
+#[test]
+fn a_closed_pipe_is_a_silent_success() {
+    let env = Env::new();
+    let dir = crate::fixtures().join("transcripts");
+    let mut child = env
+        .cmd("mem-capture")
+        .args(["--transcripts", dir.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away, like `| head -0`
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(out.stderr.is_empty(), "{}", show(&out));
+}
