@@ -15,7 +15,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::{Error, Result};
 
-pub use schema::MIGRATIONS;
+pub use schema::{MIGRATIONS, owner_of_key, vector_key};
 
 /// How long a connection waits on a lock held by another process before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);

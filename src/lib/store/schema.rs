@@ -114,4 +114,54 @@ CREATE TABLE event_log (
 );
 CREATE INDEX event_log_event ON event_log(event, ts);
 "#,
+    // 2: vectors (written by mem-embed, read by mem-index and mem-search).
+    r#"
+CREATE TABLE embeddings (
+    owner_kind   TEXT NOT NULL CHECK (owner_kind IN ('observation','session','learning')),
+    owner_id     INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    vector       BLOB NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (owner_kind, owner_id, model, dim)
+);
+CREATE INDEX embeddings_model ON embeddings(model, dim, created_at);
+
+CREATE TABLE embedding_cache (
+    model        TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    text_hash    TEXT NOT NULL,
+    vector       BLOB NOT NULL,
+    created_at   TEXT NOT NULL,
+    last_used_at TEXT NOT NULL,
+    PRIMARY KEY (model, dim, text_hash)
+);
+"#,
 ];
+
+/// Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
+/// vectors use the session's SQLite rowid as `owner_id`. A usearch key packs the owner kind in
+/// its top byte (see `vector_key`) so one index per model and dimension holds every kind.
+pub const EMBEDDING_LAYOUT: &str = "f32 little-endian, L2-normalised";
+
+/// The usearch key of an owner: kind tag (observation 1, session 2, learning 3) in the top
+/// byte, the integer id below it.
+pub fn vector_key(owner_kind: &str, owner_id: i64) -> u64 {
+    let tag: u64 = match owner_kind {
+        "observation" => 1,
+        "session" => 2,
+        _ => 3,
+    };
+    (tag << 56) | (owner_id as u64 & ((1 << 56) - 1))
+}
+
+/// Inverse of [`vector_key`].
+pub fn owner_of_key(key: u64) -> (&'static str, i64) {
+    let kind = match key >> 56 {
+        1 => "observation",
+        2 => "session",
+        _ => "learning",
+    };
+    (kind, (key & ((1 << 56) - 1)) as i64)
+}
