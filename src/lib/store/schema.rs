@@ -140,10 +140,9 @@ CREATE TABLE embedding_cache (
 "#,
 ];
 
-/// Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
-/// vectors use the session's SQLite rowid as `owner_id`. A usearch key packs the owner kind in
-/// its top byte (see `vector_key`) so one index per model and dimension holds every kind.
-pub const EMBEDDING_LAYOUT: &str = "f32 little-endian, L2-normalised";
+// Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
+// vectors use the session's SQLite rowid as `owner_id`. A usearch key packs the owner kind in
+// its top byte (see `vector_key`) so one index per model and dimension holds every kind.
 
 /// The usearch key of an owner: kind tag (observation 1, session 2, learning 3) in the top
 /// byte, the integer id below it.
