@@ -82,3 +82,38 @@ fn a_closed_pipe_is_a_silent_success() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(out.stderr.is_empty(), "{}", show(&out));
 }
+
+#[test]
+fn plugin_files_register_the_capture_hook_for_every_event() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plugin: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(".claude-plugin/plugin.json")).unwrap())
+            .unwrap();
+    assert_eq!(plugin["name"], "memkit");
+    let hooks: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("hooks/hooks.json")).unwrap()).unwrap();
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "SubagentStop",
+        "Stop",
+        "SessionEnd",
+    ] {
+        let cmds: Vec<&str> = hooks["hooks"][ev]
+            .as_array()
+            .unwrap_or_else(|| panic!("{ev} missing"))
+            .iter()
+            .flat_map(|g| {
+                g["hooks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|h| h["command"].as_str().unwrap())
+            })
+            .collect();
+        assert!(cmds.contains(&"mem-capture --hook"), "{ev}: {cmds:?}");
+    }
+}
