@@ -44,10 +44,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "MEM_LLM_API_KEY",
         "Bearer key for the openai backend (else OPENAI_API_KEY; none for a local server).",
     ),
-    (
-        "ANTHROPIC_API_KEY",
-        "API key of the anthropic backend.",
-    ),
+    ("ANTHROPIC_API_KEY", "API key of the anthropic backend."),
     (
         "MEM_LLM_DAILY_TOKENS",
         "Tokens (in + out) the LLM may spend per UTC day; past it the heuristic backend takes over.",
@@ -67,6 +64,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     (
         "MEM_CLAUDE_BIN",
         "The claude program the claude-cli backend runs (default claude).",
+    ),
+    (
+        "MEM_COMPRESS_OPEN_TURN_SECS",
+        "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
     ),
     (
         "MEM_BIN_DIR",

@@ -41,7 +41,7 @@ pub const TOOL: super::Tool = super::Tool {
     ],
 };
 
-const DETAILS: &str = "Database mode (no FILE): claims the due captures of the queue in one transaction (whole sessions at a time, so two runs never take the same row; rows a killed run left in processing are taken back when its process is gone or after 30 minutes), groups them by session and turn (the tool calls between two user prompts, the prompt being the why and the assistant's last message the outcome), and turns each group into 1 to 3 observations: one LLM call per group, split when it does not fit MEM_LLM_PROMPT_TOKENS. Each capture is cut to 32,000 characters (head and tail) and redacted again before it is sent. An observation whose title shares more than 80% of its words with one of the same project from the last hour is merged into it. Then every session that stopped or ended with nothing pending gets a summary, key files and key decisions (again when it gains observations after a resume). Output: one observation record per new observation, then a summary record with the counts captures, groups, observations, merged, notes, skipped, errors, reclaimed, llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, summaries.
+const DETAILS: &str = "Database mode (no FILE): claims the due captures of the queue in one transaction (whole sessions at a time, so two runs never take the same row; only closed turns: rows after a session's last Stop wait for it, unless the session ended or they are older than MEM_COMPRESS_OPEN_TURN_SECS, default 600; rows a killed run left in processing are taken back when its process is gone or after 30 minutes), groups them by session and turn (the tool calls between two user prompts, the prompt being the why and the assistant's last message the outcome), and turns each group into 1 to 3 observations: one LLM call per group, split when it does not fit MEM_LLM_PROMPT_TOKENS. Each capture is cut to 32,000 characters (head and tail) and redacted again before it is sent. An observation whose title shares more than 80% of its words with one of the same project from the last hour is merged into it. Then every session that stopped or ended with nothing pending gets a summary, key files and key decisions (again when it gains observations after a resume). Output: one observation record per new observation, then a summary record with the counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, summaries.
 
 Where each capture ends: tool calls become part of an observation (observation_sources links them) and are marked done; a note becomes a manual observation; the other rows are marked done with a documented skip_reason: prompt (a UserPromptSubmit, used as the why of its turn), turn-end (a Stop, whose last message is used as the outcome), marker (PreCompact, SubagentStop and any other event). When the LLM fails (connection errors, 429, 5xx and answers that are not the JSON asked for are retried 3 times with exponential backoff from MEM_LLM_BACKOFF_MS, attempts, next_attempt_at and last_error kept in the queue; other 4xx are not retried) the captures are marked error with the reason and compressed by the heuristic backend instead: nothing is dropped.
 
@@ -102,9 +102,13 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.check {
         let conn = store::open(&cfg.db_path())?;
         queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
-        let work = queue::has_work(&conn, &store::now())?
+        let work = queue::has_work(&conn, &store::now(), open_turn(&cfg))?
             || (!args.no_summaries && !summary::due(&conn)?.is_empty());
-        return Ok(if work { Outcome::Ok } else { Outcome::NothingFound });
+        return Ok(if work {
+            Outcome::Ok
+        } else {
+            Outcome::NothingFound
+        });
     }
     let b = backend(io, &cfg, &args)?;
     let opts = Options::from_config(&cfg);
@@ -114,11 +118,21 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
 }
 
+/// How long a turn without its Stop waits before it is compressed anyway.
+fn open_turn(cfg: &Config) -> chrono::Duration {
+    chrono::Duration::seconds(
+        cfg.get("compress_open_turn_secs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(600),
+    )
+}
+
 fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
     *counts.entry(k.into()).or_default() += n;
 }
 
 fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
+    add(counts, "chunks", c.stats.chunks);
     add(counts, "llm_calls", c.stats.calls);
     add(counts, "llm_failed_calls", c.stats.failed_calls);
     add(counts, "tokens_in", c.stats.tokens_in);
@@ -127,7 +141,12 @@ fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
     add(counts, "over_budget", c.stats.over_budget);
 }
 
-fn finish(io: &mut Io, recs: &[Observation], counts: BTreeMap<String, u64>, start: Instant) -> Result<()> {
+fn finish(
+    io: &mut Io,
+    recs: &[Observation],
+    counts: BTreeMap<String, u64>,
+    start: Instant,
+) -> Result<()> {
     io.listing(recs, COLUMNS)?;
     let summary = Summary {
         v: crate::record::VERSION,
@@ -138,8 +157,17 @@ fn finish(io: &mut Io, recs: &[Observation], counts: BTreeMap<String, u64>, star
     if io.format() == cli::Format::Jsonl {
         io.record(&summary)?;
     } else if !io.quiet {
-        let parts: Vec<String> = summary.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        eprintln!("{}: {} in {} ms", io.prog, parts.join(", "), summary.elapsed_ms);
+        let parts: Vec<String> = summary
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        eprintln!(
+            "{}: {} in {} ms",
+            io.prog,
+            parts.join(", "),
+            summary.elapsed_ms
+        );
     }
     Ok(())
 }
@@ -149,7 +177,16 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     let conn = store::open(&cfg.db_path())?;
     let pid = std::process::id() as i64;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for k in ["captures", "groups", "observations", "merged", "notes", "skipped", "errors", "summaries"] {
+    for k in [
+        "captures",
+        "groups",
+        "observations",
+        "merged",
+        "notes",
+        "skipped",
+        "errors",
+        "summaries",
+    ] {
         counts.insert(k.into(), 0);
     }
     let reclaimed = queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
@@ -161,7 +198,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     let mut recs: Vec<Observation> = Vec::new();
     loop {
         let now = store::now();
-        let rows = tx(&conn, |c| queue::claim(c, pid, args.sessions_per_round, &now))?;
+        let rows = tx(&conn, |c| {
+            queue::claim(c, pid, args.sessions_per_round, &now, open_turn(cfg))
+        })?;
         if rows.is_empty() {
             break;
         }
@@ -190,6 +229,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
         }
         for mut g in grouped.groups {
             add(&mut counts, "groups", 1);
+            add(&mut counts, "skipped", g.boundaries.len() as u64);
             if g.prompt.is_none() {
                 g.prompt = queue::prompt_before(&conn, &g.session_id, &g.items[0].created_at)?;
             }
@@ -200,7 +240,12 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
                 for ch in &chunks {
                     for o in &ch.observations {
                         let mut o = o.clone();
-                        compress::finish_observation(&mut o, &g.session_id, g.project.as_deref(), &ch.ids);
+                        compress::finish_observation(
+                            &mut o,
+                            &g.session_id,
+                            g.project.as_deref(),
+                            &ch.ids,
+                        );
                         let (id, merged) = dedup::store(c, &o, &now)?;
                         o.id = Some(id);
                         o.created_at = Some(now.clone());
@@ -208,6 +253,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
                     }
                     let status = if ch.error.is_some() { "error" } else { "done" };
                     queue::finish(c, &ch.ids, status, ch.error.as_deref(), None)?;
+                }
+                for (id, why) in &g.boundaries {
+                    queue::finish(c, &[*id], "done", None, Some(why))?;
                 }
                 Ok(out)
             })?;
@@ -289,6 +337,15 @@ fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) 
     let grouped = compress::group(items);
     add(&mut counts, "skipped", grouped.skips.len() as u64);
     add(&mut counts, "groups", grouped.groups.len() as u64);
+    add(
+        &mut counts,
+        "skipped",
+        grouped
+            .groups
+            .iter()
+            .map(|g| g.boundaries.len() as u64)
+            .sum(),
+    );
     let mut recs = Vec::new();
     for n in &grouped.notes {
         let mut o = compress::note_observation(n);

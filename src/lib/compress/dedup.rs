@@ -99,8 +99,21 @@ mod tests {
 
     #[test]
     fn jaccard_of_titles() {
-        assert_eq!(jaccard("Fix token refresh race", "fix token refresh race"), 1.0);
-        assert!(jaccard("Fix token refresh race in auth", "Fix token refresh race in auth.rs") < 0.8);
-        assert!(jaccard("Add caching to the search index", "Add caching to search index") > 0.8 - 1e-9);
+        assert_eq!(
+            jaccard("Fix token refresh race", "fix token refresh race"),
+            1.0
+        );
+        assert!(
+            jaccard(
+                "Fix token refresh race in auth",
+                "Fix token refresh race in auth.rs"
+            ) < 0.8
+        );
+        assert!(
+            jaccard(
+                "Add caching to the search index",
+                "Add caching to search index"
+            ) > 0.8 - 1e-9
+        );
     }
 }

@@ -21,21 +21,170 @@ use crate::record::Observation;
 use crate::tokens;
 
 const STOP: &[&str] = &[
-    "the", "and", "for", "that", "this", "with", "you", "your", "are", "can", "could", "would",
-    "should", "will", "have", "has", "had", "was", "were", "been", "being", "but", "not", "now",
-    "then", "than", "also", "just", "let", "lets", "let's", "please", "want", "need", "make",
-    "sure", "into", "from", "what", "when", "where", "which", "who", "how", "why", "all", "any",
-    "some", "our", "out", "its", "it's", "there", "their", "them", "they", "these", "those",
-    "here", "about", "over", "only", "like", "use", "using", "able", "does", "did", "doing",
-    "done", "don't", "dont", "yes", "okay", "ok", "great", "thanks", "thank", "hey", "still",
-    "think", "see", "look", "check", "get", "got", "one", "way", "more", "very", "much", "again",
-    "other", "new", "add", "fix", "update", "implement", "create", "refactor", "investigate",
-    "may", "might", "must", "each", "every", "same", "both", "well", "too", "after", "before",
-    "because", "while", "then", "instead", "rather", "etc", "via", "per", "without", "within",
-    "his", "her", "him", "she", "she's", "he's", "i'm", "we're", "you're", "isn't", "doesn't",
-    "can't", "won't", "i've", "we've", "ive", "we'll", "i'll", "something", "anything", "thing",
-    "things", "bit", "lot", "try", "tried", "going", "sounds", "good", "nice", "cool", "run",
-    "claude", "i'd", "you'd", "we'd", "can't", "there's", "that's", "what's", "kind", "sort",
+    "the",
+    "and",
+    "for",
+    "that",
+    "this",
+    "with",
+    "you",
+    "your",
+    "are",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "have",
+    "has",
+    "had",
+    "was",
+    "were",
+    "been",
+    "being",
+    "but",
+    "not",
+    "now",
+    "then",
+    "than",
+    "also",
+    "just",
+    "let",
+    "lets",
+    "let's",
+    "please",
+    "want",
+    "need",
+    "make",
+    "sure",
+    "into",
+    "from",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "how",
+    "why",
+    "all",
+    "any",
+    "some",
+    "our",
+    "out",
+    "its",
+    "it's",
+    "there",
+    "their",
+    "them",
+    "they",
+    "these",
+    "those",
+    "here",
+    "about",
+    "over",
+    "only",
+    "like",
+    "use",
+    "using",
+    "able",
+    "does",
+    "did",
+    "doing",
+    "done",
+    "don't",
+    "dont",
+    "yes",
+    "okay",
+    "ok",
+    "great",
+    "thanks",
+    "thank",
+    "hey",
+    "still",
+    "think",
+    "see",
+    "look",
+    "check",
+    "get",
+    "got",
+    "one",
+    "way",
+    "more",
+    "very",
+    "much",
+    "again",
+    "other",
+    "new",
+    "add",
+    "fix",
+    "update",
+    "implement",
+    "create",
+    "refactor",
+    "investigate",
+    "may",
+    "might",
+    "must",
+    "each",
+    "every",
+    "same",
+    "both",
+    "well",
+    "too",
+    "after",
+    "before",
+    "because",
+    "while",
+    "then",
+    "instead",
+    "rather",
+    "etc",
+    "via",
+    "per",
+    "without",
+    "within",
+    "his",
+    "her",
+    "him",
+    "she",
+    "she's",
+    "he's",
+    "i'm",
+    "we're",
+    "you're",
+    "isn't",
+    "doesn't",
+    "can't",
+    "won't",
+    "i've",
+    "we've",
+    "ive",
+    "we'll",
+    "i'll",
+    "something",
+    "anything",
+    "thing",
+    "things",
+    "bit",
+    "lot",
+    "try",
+    "tried",
+    "going",
+    "sounds",
+    "good",
+    "nice",
+    "cool",
+    "run",
+    "claude",
+    "i'd",
+    "you'd",
+    "we'd",
+    "can't",
+    "there's",
+    "that's",
+    "what's",
+    "kind",
+    "sort",
 ];
 
 fn tag_re() -> &'static Regex {
@@ -48,12 +197,19 @@ fn tag_re() -> &'static Regex {
 
 /// A prompt without IDE context blocks and markup tags.
 pub fn clean_prompt(p: &str) -> String {
-    tag_re().replace_all(p, " ").split_whitespace().collect::<Vec<_>>().join(" ")
+    tag_re()
+        .replace_all(p, " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_' || c == '.'))
-        .map(|w| w.trim_matches(|c: char| c == '\'' || c == '-' || c == '.').to_lowercase())
+        .map(|w| {
+            w.trim_matches(|c: char| c == '\'' || c == '-' || c == '.')
+                .to_lowercase()
+        })
         .filter(|w| !w.is_empty())
 }
 
@@ -78,9 +234,10 @@ fn topic_words(text: &str, max: usize) -> Vec<String> {
 }
 
 fn has_any(words: &[String], keys: &[&str]) -> bool {
-    words
-        .iter()
-        .any(|w| keys.iter().any(|k| w == k || (w.starts_with(k) && k.len() >= 4)))
+    words.iter().any(|w| {
+        keys.iter()
+            .any(|k| w == k || (w.starts_with(k) && k.len() >= 4))
+    })
 }
 
 /// The observation type of a turn.
@@ -93,7 +250,10 @@ pub fn classify(g: &Group) -> &'static str {
         if planned
             || has_any(
                 &prompt_words,
-                &["decide", "decision", "choose", "approach", "design", "plan", "should", "tradeoff"],
+                &[
+                    "decide", "decision", "choose", "approach", "design", "plan", "should",
+                    "tradeoff",
+                ],
             )
         {
             return "decision";
@@ -108,24 +268,61 @@ pub fn classify(g: &Group) -> &'static str {
         .is_some_and(|p| g.items[p..].iter().any(Item::writes));
     if has_any(
         &prompt_words,
-        &["fix", "bug", "error", "broken", "crash", "fail", "failing", "issue", "wrong", "regression", "doesn't", "exception"],
+        &[
+            "fix",
+            "bug",
+            "error",
+            "broken",
+            "crash",
+            "fail",
+            "failing",
+            "issue",
+            "wrong",
+            "regression",
+            "doesn't",
+            "exception",
+        ],
     ) || failed_then_edited
     {
         return "bugfix";
     }
     if has_any(
         &prompt_words,
-        &["refactor", "rename", "cleanup", "clean", "simplify", "extract", "reorganize", "restructure", "move", "dedupe"],
+        &[
+            "refactor",
+            "rename",
+            "cleanup",
+            "clean",
+            "simplify",
+            "extract",
+            "reorganize",
+            "restructure",
+            "move",
+            "dedupe",
+        ],
     ) {
         return "refactor";
     }
     let created = g.items.iter().any(|i| {
-        i.writes() && i.tool() == "Write" && i.payload["tool_response"]["type"].as_str() == Some("create")
+        i.writes()
+            && i.tool() == "Write"
+            && i.payload["tool_response"]["type"].as_str() == Some("create")
     });
     if created
         || has_any(
             &prompt_words,
-            &["add", "implement", "create", "support", "feature", "build", "introduce", "new", "enable", "allow"],
+            &[
+                "add",
+                "implement",
+                "create",
+                "support",
+                "feature",
+                "build",
+                "introduce",
+                "new",
+                "enable",
+                "allow",
+            ],
         )
     {
         return "feature";
@@ -268,7 +465,11 @@ fn meaningful_lines(g: &Group, max: usize) -> Vec<String> {
 
 fn first_sentence(text: &str, max: usize) -> String {
     let t = text.trim();
-    let mut line = t.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut line = t
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     // "Perfect! I have…": skip a leading interjection of fewer than four words.
     if let Some(i) = line.find(['!', '.'])
         && line[..i].split_whitespace().count() < 4
@@ -419,19 +620,33 @@ pub fn compress(g: &Group) -> Observation {
         did.push(format!(
             "changed {}{}",
             names.join(", "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         ));
     }
     let bash = g.items.iter().filter(|i| i.tool() == "Bash").count();
     if bash > 0 {
-        did.push(format!("ran {bash} command{}", if bash == 1 { "" } else { "s" }));
+        did.push(format!(
+            "ran {bash} command{}",
+            if bash == 1 { "" } else { "s" }
+        ));
     }
     if !read.is_empty() {
-        did.push(format!("looked at {} file{}", read.len(), if read.len() == 1 { "" } else { "s" }));
+        did.push(format!(
+            "looked at {} file{}",
+            read.len(),
+            if read.len() == 1 { "" } else { "s" }
+        ));
     }
     let failures = g.items.iter().filter(|i| i.failed()).count();
     if failures > 0 {
-        did.push(format!("{failures} call{} failed", if failures == 1 { "" } else { "s" }));
+        did.push(format!(
+            "{failures} call{} failed",
+            if failures == 1 { "" } else { "s" }
+        ));
     }
     if did.is_empty() {
         did.push(
@@ -446,11 +661,17 @@ pub fn compress(g: &Group) -> Observation {
     let mut summary = String::new();
     let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
     if !prompt.is_empty() {
-        summary.push_str(&format!("Asked: {}. ", first_sentence(&prompt, 200).trim_end_matches(['.', '?'])));
+        summary.push_str(&format!(
+            "Asked: {}. ",
+            first_sentence(&prompt, 200).trim_end_matches(['.', '?'])
+        ));
     }
     let did_s = did.join("; ");
     let mut did_c = did_s.chars();
-    let first = did_c.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
+    let first = did_c
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>())
+        .unwrap_or_default();
     summary.push_str(&format!("{first}{}.", did_c.as_str()));
     if let Some(m) = g.last_message.as_deref().filter(|m| !m.trim().is_empty()) {
         summary.push_str(&format!(" Outcome: {}", first_sentence(m, 240)));
@@ -459,7 +680,11 @@ pub fn compress(g: &Group) -> Observation {
     }
     let mut facts = commands;
     for f in &modified {
-        let n = g.items.iter().filter(|i| i.writes() && i.files.contains(f)).count();
+        let n = g
+            .items
+            .iter()
+            .filter(|i| i.writes() && i.files.contains(f))
+            .count();
         if facts.len() < 12 {
             facts.push(format!("edited {} ({n}×)", basename(f)));
         }
@@ -480,7 +705,10 @@ pub fn compress(g: &Group) -> Observation {
         title: redact::redact_str(&title(g, kind)).into_owned(),
         summary: redact::redact_str(&summary).into_owned(),
         detail: detail.map(|d| redact::redact_str(&d).into_owned()),
-        facts: facts.into_iter().map(|f| redact::redact_str(&f).into_owned()).collect(),
+        facts: facts
+            .into_iter()
+            .map(|f| redact::redact_str(&f).into_owned())
+            .collect(),
         concepts,
         files_read: read,
         files_modified: modified,
@@ -497,12 +725,22 @@ pub fn note(it: &Item) -> Observation {
     let text = it.payload["note"].as_str().unwrap_or("").trim().to_string();
     let tags: Vec<String> = it.payload["tags"]
         .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let w: Vec<String> = words(&text).collect();
     let kind = if has_any(&w, &["fix", "bug", "broken", "workaround"]) {
         "bugfix"
-    } else if has_any(&w, &["decide", "decided", "decision", "always", "never", "prefer", "use"]) {
+    } else if has_any(
+        &w,
+        &[
+            "decide", "decided", "decision", "always", "never", "prefer", "use",
+        ],
+    ) {
         "decision"
     } else {
         "discovery"
@@ -515,7 +753,11 @@ pub fn note(it: &Item) -> Observation {
     let mut o = Observation {
         v: crate::record::VERSION,
         kind: kind.into(),
-        title: if title.is_empty() { "Note".into() } else { title },
+        title: if title.is_empty() {
+            "Note".into()
+        } else {
+            title
+        },
         summary: text.clone(),
         concepts: topic_words(&text, 5),
         tags,

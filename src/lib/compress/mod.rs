@@ -16,11 +16,11 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use crate::Result;
 use crate::config::Config;
 use crate::llm::{self, Backend, CallError, Kind};
 use crate::record::{Capture, Observation};
 use crate::store::{events, queue};
-use crate::Result;
 
 /// Each capture is cut to its first and last characters up to this size before compression.
 pub const MAX_CAPTURE_CHARS: usize = 32_000;
@@ -91,11 +91,7 @@ impl Item {
 
     /// A successful call that wrote or edited files.
     pub fn writes(&self) -> bool {
-        !self.failed()
-            && matches!(
-                self.tool(),
-                "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
-            )
+        !self.failed() && matches!(self.tool(), "Write" | "Edit" | "MultiEdit" | "NotebookEdit")
     }
 }
 
@@ -109,6 +105,9 @@ pub struct Group {
     pub items: Vec<Item>,
     /// The assistant's last message of the turn (from its Stop), when known.
     pub last_message: Option<String>,
+    /// The prompt and Stop rows that bound the turn, with their skip reasons: they are done
+    /// when the turn is.
+    pub boundaries: Vec<(i64, &'static str)>,
 }
 
 impl Group {
@@ -167,17 +166,22 @@ pub fn group(mut items: Vec<Item>) -> Grouped {
     let mut cur: Option<Group> = None;
     let mut last_prompt: Option<(String, String)> = None; // (session, prompt)
     let flush = |cur: &mut Option<Group>, out: &mut Grouped| {
-        if let Some(g) = cur.take()
-            && !g.items.is_empty()
-        {
-            out.groups.push(g);
+        if let Some(g) = cur.take() {
+            if g.items.is_empty() {
+                out.skips.extend(g.boundaries);
+            } else {
+                out.groups.push(g);
+            }
         }
     };
     for it in items {
         if cur.as_ref().is_some_and(|g| g.session_id != it.session_id) {
             flush(&mut cur, &mut out);
         }
-        if last_prompt.as_ref().is_some_and(|(s, _)| *s != it.session_id) {
+        if last_prompt
+            .as_ref()
+            .is_some_and(|(s, _)| *s != it.session_id)
+        {
             last_prompt = None;
         }
         match it.event.as_str() {
@@ -186,22 +190,25 @@ pub fn group(mut items: Vec<Item>) -> Grouped {
                 flush(&mut cur, &mut out);
                 let prompt = it.payload["prompt"].as_str().unwrap_or("").to_string();
                 last_prompt = Some((it.session_id.clone(), prompt.clone()));
-                out.skips.push((it.id, SKIP_PROMPT));
                 cur = Some(Group {
                     session_id: it.session_id,
                     project: it.project,
                     prompt: Some(prompt),
                     items: Vec::new(),
                     last_message: None,
+                    boundaries: vec![(it.id, SKIP_PROMPT)],
                 });
             }
             "Stop" => {
-                if let Some(g) = cur.as_mut() {
-                    g.last_message = it.payload["last_assistant_message"]
-                        .as_str()
-                        .map(str::to_string);
+                match cur.as_mut() {
+                    Some(g) => {
+                        g.last_message = it.payload["last_assistant_message"]
+                            .as_str()
+                            .map(str::to_string);
+                        g.boundaries.push((it.id, SKIP_TURN_END));
+                    }
+                    None => out.skips.push((it.id, SKIP_TURN_END)),
                 }
-                out.skips.push((it.id, SKIP_TURN_END));
                 flush(&mut cur, &mut out);
             }
             _ if it.is_tool() => {
@@ -211,6 +218,7 @@ pub fn group(mut items: Vec<Item>) -> Grouped {
                     prompt: last_prompt.as_ref().map(|(_, p)| p.clone()),
                     items: Vec::new(),
                     last_message: None,
+                    boundaries: Vec::new(),
                 });
                 if g.project.is_none() {
                     g.project = it.project.clone();
@@ -268,6 +276,8 @@ pub struct Chunk {
 /// Counters of a run.
 #[derive(Debug, Default, Clone)]
 pub struct Stats {
+    /// Parts of groups sent to the LLM (a group over the prompt budget is split).
+    pub chunks: u64,
     pub calls: u64,
     pub failed_calls: u64,
     pub tokens_in: u64,
@@ -312,6 +322,7 @@ impl<'a> Compressor<'a> {
         for plan in prompt::plan(g, self.opts.prompt_tokens) {
             let part = g.subset(&plan.items);
             let ids = part.ids();
+            self.stats.chunks += 1;
             if self.over_budget()? {
                 self.stats.over_budget += 1;
                 out.push(Chunk {
@@ -433,8 +444,8 @@ impl<'a> Compressor<'a> {
                 Err(e) => {
                     self.stats.failed_calls += 1;
                     let retry = matches!(e, CallError::Retry(_)) && attempt < ATTEMPTS;
-                    let next = chrono::Utc::now()
-                        + chrono::Duration::from_std(delay).unwrap_or_default();
+                    let next =
+                        chrono::Utc::now() + chrono::Duration::from_std(delay).unwrap_or_default();
                     let next_at = next.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
                     self.log(
                         &g.session_id,

@@ -59,12 +59,19 @@ pub fn render(it: &Item) -> String {
     let mut output = match &p["tool_response"] {
         Value::Object(o) => {
             // The useful part of the common response shapes.
-            let pick = ["stdout", "stderr", "content", "output", "result", "filenames"]
-                .iter()
-                .filter_map(|k| o.get(*k))
-                .map(value_text)
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>();
+            let pick = [
+                "stdout",
+                "stderr",
+                "content",
+                "output",
+                "result",
+                "filenames",
+            ]
+            .iter()
+            .filter_map(|k| o.get(*k))
+            .map(value_text)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>();
             if let Some(c) = o.get("file").and_then(|f| f.get("content")) {
                 format!("(file content, {} chars)", value_text(c).chars().count())
             } else if pick.is_empty() {
@@ -100,8 +107,16 @@ pub fn cut_chars(s: &str, max: usize) -> String {
     }
     let head = max * 2 / 3;
     let tail = max - head;
-    let hb = s.char_indices().nth(head).map(|(i, _)| i).unwrap_or(s.len());
-    let tb = s.char_indices().nth(n - tail).map(|(i, _)| i).unwrap_or(s.len());
+    let hb = s
+        .char_indices()
+        .nth(head)
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let tb = s
+        .char_indices()
+        .nth(n - tail)
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
     head_tail(s, hb, s.len() - tb)
 }
 

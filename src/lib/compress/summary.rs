@@ -125,13 +125,20 @@ pub fn build(
             obs.len(),
             if obs.len() == 1 { "" } else { "s" },
             titles.join("; "),
-            if more > 0 { format!("; and {more} more") } else { String::new() }
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
         ));
     } else {
         parts.push("No tool activity recorded.".into());
     }
     if let Some(u) = last_user.filter(|u| Some(*u) != first_prompt && !u.trim().is_empty()) {
-        parts.push(format!("Last request: {}.", clip(u, 200).trim_end_matches('.')));
+        parts.push(format!(
+            "Last request: {}.",
+            clip(u, 200).trim_end_matches('.')
+        ));
     }
     if let Some(a) = last_assistant.filter(|a| !a.trim().is_empty()) {
         parts.push(format!("Outcome: {}", clip(a, 300)));
@@ -211,7 +218,12 @@ pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool>
     if assistant.is_none() {
         assistant = last_msg;
     }
-    let s = build(&obs, prompts.first().map(String::as_str), user.as_deref(), assistant.as_deref());
+    let s = build(
+        &obs,
+        prompts.first().map(String::as_str),
+        user.as_deref(),
+        assistant.as_deref(),
+    );
     let max_id = obs.iter().filter_map(|o| o.id).max().unwrap_or(0);
     conn.execute(
         "UPDATE sessions SET summary = ?2, key_files = ?3, key_decisions = ?4, summary_obs_id = ?5,

@@ -76,7 +76,10 @@ impl Backend {
 
     /// The backend `MEM_LLM` (or `override_kind`) names, with its settings. Returns the
     /// heuristic backend and a warning when the named one cannot work (no API key).
-    pub fn from_config(cfg: &Config, override_kind: Option<&str>) -> Result<(Backend, Option<String>)> {
+    pub fn from_config(
+        cfg: &Config,
+        override_kind: Option<&str>,
+    ) -> Result<(Backend, Option<String>)> {
         let name = override_kind.map(str::to_string).or_else(|| cfg.get("llm"));
         let kind = match name {
             None => Kind::Heuristic,
@@ -165,7 +168,11 @@ pub fn call(b: &Backend, req: &Request) -> std::result::Result<Reply, CallError>
         Kind::Anthropic => anthropic(b, req)?,
         Kind::OpenAi => openai(b, req)?,
         Kind::ClaudeCli => claude_cli(b, req)?,
-        Kind::Heuristic => return Err(CallError::Fatal("the heuristic backend makes no calls".into())),
+        Kind::Heuristic => {
+            return Err(CallError::Fatal(
+                "the heuristic backend makes no calls".into(),
+            ));
+        }
     };
     let value = parse_json_tolerant(&text).ok_or_else(|| {
         CallError::Retry(format!(
@@ -338,7 +345,10 @@ fn claude_cli(b: &Backend, req: &Request) -> std::result::Result<(String, u64, u
     let v: Value = serde_json::from_str(out.trim())
         .map_err(|e| CallError::Retry(format!("claude output is not JSON ({e})")))?;
     if v.get("is_error").and_then(Value::as_bool) == Some(true) {
-        return Err(CallError::Retry(format!("claude: {}", short(&v["result"].to_string()))));
+        return Err(CallError::Retry(format!(
+            "claude: {}",
+            short(&v["result"].to_string())
+        )));
     }
     let text = match v.get("structured_output") {
         Some(s) if s.is_object() => s.to_string(),

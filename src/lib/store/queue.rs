@@ -129,8 +129,8 @@ fn alive(pid: i64) -> bool {
 /// Puts back to `raw` the rows a run left in `processing`: its process is gone, or it claimed
 /// them more than `stale_after` ago. Returns how many.
 pub fn reclaim_stale(conn: &Connection, stale_after: chrono::Duration) -> Result<usize> {
-    let cutoff = (chrono::Utc::now() - stale_after)
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let cutoff =
+        (chrono::Utc::now() - stale_after).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let mut stmt = conn.prepare(
         "SELECT DISTINCT coalesce(claimed_by, 0), coalesce(claimed_at, '') FROM pending_queue WHERE status = 'processing'",
     )?;
@@ -150,23 +150,51 @@ pub fn reclaim_stale(conn: &Connection, stale_after: chrono::Duration) -> Result
     Ok(n)
 }
 
-/// Atomically claims up to `limit` due raw rows (whole sessions, oldest first, so a turn is not
+/// Which raw rows are due (`?2` = now, `?4` = the time before which an open turn counts as
+/// abandoned): past their retry time, and part of a closed turn, i.e. not after the session's
+/// last Stop, unless the session ended, the row is a note, or it is older than the grace time.
+/// A turn still in progress is left for the run its Stop triggers.
+const DUE: &str = "q.status = 'raw' AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
+    AND (q.event = 'Note' OR q.created_at < ?4
+         OR q.created_at <= (SELECT max(b.created_at) FROM pending_queue b
+                             WHERE b.session_id = q.session_id AND b.event = 'Stop')
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = q.session_id AND s.status = 'ended'))";
+
+fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(now)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|_| chrono::Utc::now());
+    (t - open_turn).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Atomically claims the due rows of up to `sessions` sessions (oldest first, so a turn is not
 /// split between runs) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
 /// take the same row.
-pub fn claim(conn: &Connection, pid: i64, limit: usize, now: &str) -> Result<Vec<Row>> {
+pub fn claim(
+    conn: &Connection,
+    pid: i64,
+    sessions: usize,
+    now: &str,
+    open_turn: chrono::Duration,
+) -> Result<Vec<Row>> {
     let sql = format!(
-        "UPDATE pending_queue SET status = 'processing', claimed_by = ?1, claimed_at = ?2
-         WHERE status = 'raw' AND (next_attempt_at IS NULL OR next_attempt_at <= ?2)
-           AND session_id IN (
-             SELECT session_id FROM pending_queue
-             WHERE status = 'raw' AND (next_attempt_at IS NULL OR next_attempt_at <= ?2)
-             GROUP BY session_id ORDER BY min(created_at) LIMIT ?3)
+        "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
+         WHERE {DUE} AND q.session_id IN (
+             SELECT q.session_id FROM pending_queue q WHERE {DUE}
+             GROUP BY q.session_id ORDER BY min(q.created_at) LIMIT ?3)
          RETURNING {ROW_COLS}"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let sessions = limit.max(1) as i64;
     let mut rows: Vec<Row> = stmt
-        .query_map(params![pid, now, sessions], row)?
+        .query_map(
+            params![
+                pid,
+                now,
+                sessions.max(1) as i64,
+                grace_cutoff(now, open_turn)
+            ],
+            row,
+        )?
         .collect::<rusqlite::Result<_>>()?;
     rows.sort_by(|a, b| {
         (&a.session_id, &a.created_at, a.id).cmp(&(&b.session_id, &b.created_at, b.id))
@@ -174,13 +202,13 @@ pub fn claim(conn: &Connection, pid: i64, limit: usize, now: &str) -> Result<Vec
     Ok(rows)
 }
 
-/// Whether any row is due for compression (raw and due, or left in processing).
-pub fn has_work(conn: &Connection, now: &str) -> Result<bool> {
+/// Whether any row is due for compression now.
+pub fn has_work(conn: &Connection, now: &str, open_turn: chrono::Duration) -> Result<bool> {
+    let sql = format!("SELECT 1 FROM pending_queue q WHERE {DUE} AND ?1 = ?1 AND ?3 = ?3 LIMIT 1");
     Ok(conn
         .query_row(
-            "SELECT 1 FROM pending_queue WHERE (status = 'raw' AND (next_attempt_at IS NULL OR next_attempt_at <= ?1))
-                OR status = 'processing' LIMIT 1",
-            [now],
+            &sql,
+            params![0, now, 0, grace_cutoff(now, open_turn)],
             |_| Ok(()),
         )
         .optional()?
