@@ -29,6 +29,51 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Comma-separated tool names capture skips (default TodoRead,TodoWrite,LS).",
     ),
     (
+        "MEM_LLM",
+        "Compression backend: heuristic (default, offline), anthropic, openai or claude-cli.",
+    ),
+    (
+        "MEM_LLM_URL",
+        "Base URL of the LLM API (anthropic default https://api.anthropic.com; openai e.g. http://127.0.0.1:11434/v1 for Ollama).",
+    ),
+    (
+        "MEM_LLM_MODEL",
+        "Model name (anthropic default claude-haiku-4-5; claude-cli default haiku).",
+    ),
+    (
+        "MEM_LLM_API_KEY",
+        "Bearer key for the openai backend (else OPENAI_API_KEY; none for a local server).",
+    ),
+    ("ANTHROPIC_API_KEY", "API key of the anthropic backend."),
+    (
+        "MEM_LLM_DAILY_TOKENS",
+        "Tokens (in + out) the LLM may spend per UTC day; past it the heuristic backend takes over.",
+    ),
+    (
+        "MEM_LLM_PROMPT_TOKENS",
+        "Prompt budget per LLM call in estimated tokens (default 12000); larger turns are split.",
+    ),
+    (
+        "MEM_LLM_BACKOFF_MS",
+        "First retry delay of a failed LLM call, doubled on each attempt (default 1000).",
+    ),
+    (
+        "MEM_LLM_TIMEOUT_SECS",
+        "Time limit of one LLM call (default 60).",
+    ),
+    (
+        "MEM_CLAUDE_BIN",
+        "The claude program the claude-cli backend runs (default claude).",
+    ),
+    (
+        "MEM_COMPRESS_OPEN_TURN_SECS",
+        "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
+    ),
+    (
+        "MEM_BIN_DIR",
+        "Where mem-pipeline looks for the memkit tools when they are not beside it.",
+    ),
+    (
         "CLAUDE_PROJECT_DIR",
         "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
     ),

@@ -5,12 +5,15 @@
 pub mod capture;
 pub mod cli;
 pub mod cmd;
+pub mod compress;
 pub mod config;
 pub mod error;
 pub mod hook;
+pub mod llm;
 pub mod project;
 pub mod record;
 pub mod store;
+pub mod tokens;
 pub mod transcript;
 
 pub use error::{Error, Result};

@@ -140,6 +140,12 @@ pub struct Observation {
     pub tokens_raw: u64,
     #[serde(default)]
     pub tokens_compressed: u64,
+    /// A memory saved by hand (`mem-capture --note`), not compressed from tool calls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_manual: bool,
+    /// Ids of the captures (queue rows or capture records) it was made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
 }

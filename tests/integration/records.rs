@@ -74,6 +74,18 @@ fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
         serde_json::to_string(&o).unwrap(),
         r#"{"type":"observation","v":1,"id":3,"kind":"bugfix","title":"Fix token refresh race","summary":"why","facts":[],"concepts":[],"tags":[],"files_read":[],"files_modified":["/p/auth.rs"],"functions_changed":[],"tokens_raw":0,"tokens_compressed":0}"#
     );
+    let manual = Observation {
+        kind: "decision".into(),
+        title: "t".into(),
+        summary: "s".into(),
+        is_manual: true,
+        sources: vec![4, 5],
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_string(&manual).unwrap(),
+        r#"{"type":"observation","v":0,"kind":"decision","title":"t","summary":"s","facts":[],"concepts":[],"tags":[],"files_read":[],"files_modified":[],"functions_changed":[],"tokens_raw":0,"tokens_compressed":0,"is_manual":true,"sources":[4,5]}"#
+    );
     let with_extra = r#"{"type":"observation","v":1,"kind":"change","title":"t","summary":"s","future_field":{"x":1}}"#;
     let parsed: Observation = serde_json::from_str(with_extra).unwrap();
     assert_eq!(parsed.kind, "change");

@@ -69,8 +69,54 @@ const HOOKS: &[(&str, &str, &str, u32)] = &[
     ("PreCompact", "mem-capture", "--hook", 10),
     ("SubagentStop", "mem-capture", "--hook", 10),
     ("Stop", "mem-capture", "--hook", 10),
+    ("Stop", "mem-pipeline", "--detach", 10),
     ("SessionEnd", "mem-capture", "--hook", 10),
+    ("SessionEnd", "mem-pipeline", "--detach", 10),
 ];
+
+/// scripts/mem-pipeline, carried in the binary so that mem-install can put it where the hooks
+/// find it, whatever way memkit was installed.
+pub const PIPELINE_SCRIPT: &str = include_str!("../../../scripts/mem-pipeline");
+
+/// The script as installed: it remembers the directory of the memkit binaries.
+pub fn pipeline_script(bin_dir: &Path) -> String {
+    PIPELINE_SCRIPT.replacen(
+        "MEMKIT_BIN_DIR_DEFAULT=\"\"",
+        &format!(
+            "MEMKIT_BIN_DIR_DEFAULT={}",
+            shell_quote(&bin_dir.display().to_string())
+        ),
+        1,
+    )
+}
+
+/// Where mem-pipeline lives: beside the binaries when that directory is writable (or it is
+/// already there and current), else `$MEM_HOME/bin`. Writes it unless `dry_run`.
+pub fn install_pipeline(bin_dir: &Path, dry_run: bool) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let text = pipeline_script(bin_dir);
+    let beside = bin_dir.join("mem-pipeline");
+    let fallback_dir = crate::config::data_home().join("bin");
+    for dir in [bin_dir.to_path_buf(), fallback_dir] {
+        let path = dir.join("mem-pipeline");
+        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) || dry_run {
+            return Ok(if dry_run { beside } else { path });
+        }
+        let tmp = dir.join(format!(".mem-pipeline.tmp-{}", std::process::id()));
+        let ok = std::fs::create_dir_all(&dir).is_ok()
+            && std::fs::write(&tmp, &text).is_ok()
+            && std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).is_ok()
+            && std::fs::rename(&tmp, &path).is_ok();
+        if ok {
+            return Ok(path);
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Err(Error::other(format!(
+        "cannot write mem-pipeline into {} or $MEM_HOME/bin",
+        bin_dir.display()
+    )))
+}
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -128,11 +174,15 @@ pub fn remove_ours(hooks: &mut Map<String, Value>) -> usize {
 }
 
 /// Adds memkit's handlers as one matcher group per event.
-pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path) -> usize {
+pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path, pipeline: Option<&Path>) -> usize {
     let mut added = 0;
     for (event, tool, args, timeout) in HOOKS {
-        let path = bin_dir.join(tool);
-        if !path.is_file() {
+        let path = match (*tool, pipeline) {
+            ("mem-pipeline", Some(p)) => p.to_path_buf(),
+            _ => bin_dir.join(tool),
+        };
+        let pending_pipeline = *tool == "mem-pipeline" && pipeline.is_some();
+        if !(path.is_file() || pending_pipeline) {
             continue;
         }
         let command = format!("{} {args}", shell_quote(&path.display().to_string()));
@@ -216,7 +266,13 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let added = if args.uninstall {
         0
     } else {
-        add_ours(hooks, &bin_dir)
+        // The pipeline drives mem-compress: install it only where mem-compress is.
+        let pipeline = if bin_dir.join("mem-compress").is_file() {
+            Some(install_pipeline(&bin_dir, args.dry_run)?)
+        } else {
+            None
+        };
+        add_ours(hooks, &bin_dir, pipeline.as_deref())
     };
     if !args.uninstall && added == 0 {
         return Err(Error::Usage(format!(

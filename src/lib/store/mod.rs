@@ -3,6 +3,7 @@
 mod schema;
 
 pub mod events;
+pub mod observations;
 pub mod projects;
 pub mod queue;
 pub mod sessions;

@@ -84,3 +84,177 @@ pub fn has_key(conn: &Connection, key: &str) -> Result<bool> {
         .optional()?
         .is_some())
 }
+
+/// A queue row as compression reads it.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: i64,
+    pub session_id: String,
+    pub project: Option<String>,
+    pub event: String,
+    pub tool_name: Option<String>,
+    pub agent_id: Option<String>,
+    pub payload: String,
+    pub files: String,
+    pub created_at: String,
+}
+
+const ROW_COLS: &str =
+    "id, session_id, project, event, tool_name, agent_id, payload, files, created_at";
+
+fn row(r: &rusqlite::Row) -> rusqlite::Result<Row> {
+    Ok(Row {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        event: r.get(3)?,
+        tool_name: r.get(4)?,
+        agent_id: r.get(5)?,
+        payload: r.get(6)?,
+        files: r.get(7)?,
+        created_at: r.get(8)?,
+    })
+}
+
+/// Is process `pid` alive on this machine?
+fn alive(pid: i64) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Puts back to `raw` the rows a run left in `processing`: its process is gone, or it claimed
+/// them more than `stale_after` ago. Returns how many.
+pub fn reclaim_stale(conn: &Connection, stale_after: chrono::Duration) -> Result<usize> {
+    let cutoff =
+        (chrono::Utc::now() - stale_after).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let mut stmt = conn.prepare(
+        "SELECT DISTINCT coalesce(claimed_by, 0), coalesce(claimed_at, '') FROM pending_queue WHERE status = 'processing'",
+    )?;
+    let claims: Vec<(i64, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut n = 0;
+    for (pid, at) in claims {
+        if !alive(pid) || at < cutoff {
+            n += conn.execute(
+                "UPDATE pending_queue SET status = 'raw', claimed_by = NULL, claimed_at = NULL
+                 WHERE status = 'processing' AND coalesce(claimed_by, 0) = ?1 AND coalesce(claimed_at, '') = ?2",
+                params![pid, at],
+            )?;
+        }
+    }
+    Ok(n)
+}
+
+/// Which raw rows are due (`?2` = now, `?4` = the time before which an open turn counts as
+/// abandoned): past their retry time, and part of a closed turn, i.e. not after the session's
+/// last Stop, unless the session ended, the row is a note, or it is older than the grace time.
+/// A turn still in progress is left for the run its Stop triggers.
+const DUE: &str = "q.status = 'raw' AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
+    AND (q.event = 'Note' OR q.created_at < ?4
+         OR q.created_at <= (SELECT max(b.created_at) FROM pending_queue b
+                             WHERE b.session_id = q.session_id AND b.event = 'Stop')
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = q.session_id AND s.status = 'ended'))";
+
+fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(now)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|_| chrono::Utc::now());
+    (t - open_turn).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Atomically claims the due rows of up to `sessions` sessions (oldest first, so a turn is not
+/// split between runs) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
+/// take the same row.
+pub fn claim(
+    conn: &Connection,
+    pid: i64,
+    sessions: usize,
+    now: &str,
+    open_turn: chrono::Duration,
+) -> Result<Vec<Row>> {
+    let sql = format!(
+        "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
+         WHERE {DUE} AND q.session_id IN (
+             SELECT q.session_id FROM pending_queue q WHERE {DUE}
+             GROUP BY q.session_id ORDER BY min(q.created_at) LIMIT ?3)
+         RETURNING {ROW_COLS}"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows: Vec<Row> = stmt
+        .query_map(
+            params![
+                pid,
+                now,
+                sessions.max(1) as i64,
+                grace_cutoff(now, open_turn)
+            ],
+            row,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    rows.sort_by(|a, b| {
+        (&a.session_id, &a.created_at, a.id).cmp(&(&b.session_id, &b.created_at, b.id))
+    });
+    Ok(rows)
+}
+
+/// Whether any row is due for compression now.
+pub fn has_work(conn: &Connection, now: &str, open_turn: chrono::Duration) -> Result<bool> {
+    let sql = format!("SELECT 1 FROM pending_queue q WHERE {DUE} AND ?1 = ?1 AND ?3 = ?3 LIMIT 1");
+    Ok(conn
+        .query_row(
+            &sql,
+            params![0, now, 0, grace_cutoff(now, open_turn)],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// The prompt that opened the turn a capture at `at` belongs to.
+pub fn prompt_before(conn: &Connection, session_id: &str, at: &str) -> Result<Option<String>> {
+    let payload: Option<String> = conn
+        .query_row(
+            "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
+               AND created_at <= ?2 ORDER BY created_at DESC, id DESC LIMIT 1",
+            params![session_id, at],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(payload
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+        .and_then(|v| v.get("prompt").and_then(|p| p.as_str()).map(str::to_string)))
+}
+
+/// Marks rows done (or error, with the reason), optionally with a documented skip reason.
+pub fn finish(
+    conn: &Connection,
+    ids: &[i64],
+    status: &str,
+    error: Option<&str>,
+    skip_reason: Option<&str>,
+) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "UPDATE pending_queue SET status = ?2, last_error = coalesce(?3, last_error),
+                skip_reason = ?4, claimed_by = NULL, claimed_at = NULL WHERE id = ?1",
+    )?;
+    for id in ids {
+        stmt.execute(params![id, status, error, skip_reason])?;
+    }
+    Ok(())
+}
+
+/// Records a failed attempt on rows: attempts + 1, when the next try is due, and why.
+pub fn record_attempt(conn: &Connection, ids: &[i64], next_at: &str, error: &str) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "UPDATE pending_queue SET attempts = attempts + 1, next_attempt_at = ?2, last_error = ?3 WHERE id = ?1",
+    )?;
+    for id in ids {
+        stmt.execute(params![id, next_at, error])?;
+    }
+    Ok(())
+}

@@ -138,6 +138,21 @@ CREATE TABLE embedding_cache (
     PRIMARY KEY (model, dim, text_hash)
 );
 "#,
+    // 3 (compression): claim bookkeeping and documented skips on the queue, which captures
+    // each observation came from, and what each session summary covered.
+    r#"
+ALTER TABLE pending_queue ADD COLUMN claimed_by INTEGER;
+ALTER TABLE pending_queue ADD COLUMN claimed_at TEXT;
+ALTER TABLE pending_queue ADD COLUMN skip_reason TEXT;
+CREATE TABLE observation_sources (
+    observation_id INTEGER NOT NULL,
+    queue_id       INTEGER NOT NULL,
+    PRIMARY KEY (observation_id, queue_id)
+);
+CREATE INDEX observation_sources_queue ON observation_sources(queue_id);
+ALTER TABLE sessions ADD COLUMN summary_obs_id INTEGER;
+ALTER TABLE sessions ADD COLUMN summarized_at TEXT;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

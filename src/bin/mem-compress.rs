@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-compress", memkit::cmd::compress::run)
+}
