@@ -8,8 +8,10 @@ pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod hook;
+pub mod index;
 pub mod project;
 pub mod record;
+pub mod search;
 pub mod store;
 pub mod transcript;
 

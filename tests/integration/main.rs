@@ -4,6 +4,7 @@
 mod capture;
 mod install;
 mod records;
+mod search;
 mod tools;
 
 use std::io::Write;

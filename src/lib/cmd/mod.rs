@@ -2,8 +2,10 @@
 //! (the `mem` dispatcher, man pages and completions all read it).
 
 pub mod capture;
+pub mod index;
 pub mod install;
 pub mod mem;
+pub mod search;
 
 /// A tool as the registry knows it.
 pub struct Tool {
@@ -18,7 +20,13 @@ pub struct Tool {
 }
 
 /// Every tool that works, in the order `mem help` lists them.
-pub const ALL: &[Tool] = &[mem::TOOL, capture::TOOL, install::TOOL];
+pub const ALL: &[Tool] = &[
+    mem::TOOL,
+    capture::TOOL,
+    index::TOOL,
+    search::TOOL,
+    install::TOOL,
+];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     ALL.iter()
