@@ -74,6 +74,62 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Where mem-pipeline looks for the memkit tools when they are not beside it.",
     ),
     (
+        "MEM_INDEX_QUANTIZATION",
+        "Vector index storage for mem-index: f32, f16 (default) or i8.",
+    ),
+    (
+        "MEM_SEARCH_MODEL",
+        "Embedding model whose vector index mem-search uses (default: the one with the most vectors).",
+    ),
+    (
+        "MEM_SEARCH_DIM",
+        "Dimension of that vector index, when a model has several.",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_RELEVANCE",
+        "mem-search weight of the fused BM25/vector rank, 0..1 scaled (default 1.0).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_SIMILARITY",
+        "mem-search weight of the query/record cosine similarity (default 0.5).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_RECENCY",
+        "mem-search weight of recency, 0.5^(age/half-life) (default 0.2).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_TYPE",
+        "mem-search weight of the observation type weight (default 0.1).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_FILES",
+        "mem-search weight of the overlap with --files (default 0.3).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_PROJECT",
+        "mem-search bonus for records of the current project (default 0.2).",
+    ),
+    (
+        "MEM_SEARCH_HALF_LIFE_DAYS",
+        "Half-life of mem-search's recency, in days (default 2).",
+    ),
+    (
+        "MEM_SEARCH_TYPE_WEIGHTS",
+        "Type weights as type=weight,… (default decision=0.8,bugfix=0.7,discovery=0.6,feature=0.5,session=0.5,refactor=0.4,change=0.3).",
+    ),
+    (
+        "MEM_SEARCH_RRF_K",
+        "The k of reciprocal rank fusion (default 60).",
+    ),
+    (
+        "MEM_SEARCH_TAG_SIMILARITY",
+        "Cosine at or above which a known tag matches a --tags tag (default 0.75).",
+    ),
+    (
+        "MEM_SEARCH_GIT_FILES",
+        "0 stops mem-search from asking git for the changed files --files defaults to.",
+    ),
+    (
         "CLAUDE_PROJECT_DIR",
         "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
     ),

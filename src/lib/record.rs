@@ -12,6 +12,8 @@
 //! | `session` | mem-capture --transcript(s) | one session as imported: what it held |
 //! | `summary` | every tool that works in bulk | the totals of one run, last line of its output |
 //! | `observation` | mem-compress | a typed, compressed memory |
+//! | `hit` | mem-search | one search result, with the mode that found it |
+//! | `index` | mem-index | what one run did to one index, or what `--check` found |
 //!
 //! Golden tests (tests/integration/records.rs) pin the serialized form of each.
 
@@ -148,4 +150,98 @@ pub struct Observation {
     pub sources: Vec<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+}
+
+/// One search result (`"type":"hit"`), best first. `--mode probe` keeps the fields marked
+/// (probe); `--mode full` adds the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "hit")]
+pub struct Hit {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// The `id` of the query line in `--batch` mode (as given: string or number). (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_id: Option<Value>,
+    /// 1-based position in this query's results. (probe)
+    pub rank: usize,
+    /// Id of the record: an observation id, or a session's rowid. (probe)
+    pub id: i64,
+    /// What the record is: `observation` or `session`. (probe)
+    pub source: String,
+    /// Final score (weighted sum of the components `--explain` shows). (probe)
+    pub score: f64,
+    /// Retrieval used: `hybrid` (BM25 or FTS5 + vectors), `bm25`, `fts` or `vector`. (probe)
+    pub mode: String,
+    /// Project root of the record. (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Its display name. (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    /// True when the record belongs to another project than the current one. (probe)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_project: bool,
+    /// Observation type (decision, bugfix, …) or `session`. (probe)
+    pub kind: String,
+    /// (probe)
+    pub title: String,
+    /// First line of the summary, at most 120 characters (probe mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concepts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Files read or modified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// (probe)
+    pub created_at: String,
+    /// Each score component (`--explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::search::Explain>,
+}
+
+/// What one mem-index run did to one index, or what `--check` found in it (`"type":"index"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "index")]
+pub struct IndexReport {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// `bm25` or `vectors-<model>-<dim>`.
+    pub index: String,
+    /// Records in the index after the run (or that the database says it should hold).
+    pub docs: u64,
+    #[serde(default)]
+    pub added: u64,
+    #[serde(default)]
+    pub updated: u64,
+    #[serde(default)]
+    pub removed: u64,
+    /// True when the index was built from scratch.
+    #[serde(default)]
+    pub rebuilt: bool,
+    /// Why it was rebuilt (`asked`, `missing`, `no index state`, an error…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `--check` only: records the database has and the index lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<u64>,
+    /// `--check` only: records the index has and the database lacks (or holds twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<u64>,
+    /// `--check` only: up to 20 of the differing records, as `observation:#12`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample: Vec<String>,
+    /// `--check` only: why the index could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

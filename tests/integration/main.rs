@@ -5,6 +5,7 @@ mod capture;
 mod compress;
 mod install;
 mod records;
+mod search;
 mod tools;
 
 use std::io::Write;

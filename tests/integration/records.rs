@@ -90,3 +90,51 @@ fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
     let parsed: Observation = serde_json::from_str(with_extra).unwrap();
     assert_eq!(parsed.kind, "change");
 }
+
+#[test]
+fn hit_and_index_records_are_pinned() {
+    use memkit::record::{Hit, IndexReport};
+    let h = Hit {
+        v: 1,
+        query_id: Some(json!("q1")),
+        rank: 1,
+        id: 42,
+        source: "observation".into(),
+        score: 1.25,
+        mode: "hybrid".into(),
+        project: Some("/w/beta".into()),
+        project_name: Some("beta".into()),
+        other_project: true,
+        kind: "decision".into(),
+        title: "Use WAL".into(),
+        line: Some("Readers never block".into()),
+        session_id: None,
+        summary: None,
+        detail: None,
+        facts: None,
+        concepts: None,
+        tags: None,
+        files: None,
+        created_at: "2026-02-21T14:30:00.000Z".into(),
+        explain: None,
+    };
+    assert_eq!(
+        serde_json::to_string(&h).unwrap(),
+        r#"{"type":"hit","v":1,"query_id":"q1","rank":1,"id":42,"source":"observation","score":1.25,"mode":"hybrid","project":"/w/beta","project_name":"beta","other_project":true,"kind":"decision","title":"Use WAL","line":"Readers never block","created_at":"2026-02-21T14:30:00.000Z"}"#
+    );
+    let back: Hit = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+    assert_eq!(back, h);
+    let r = IndexReport {
+        v: 1,
+        index: "bm25".into(),
+        docs: 10,
+        added: 2,
+        rebuilt: true,
+        reason: Some("missing".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_string(&r).unwrap(),
+        r#"{"type":"index","v":1,"index":"bm25","docs":10,"added":2,"updated":0,"removed":0,"rebuilt":true,"reason":"missing"}"#
+    );
+}

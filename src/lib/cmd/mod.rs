@@ -3,8 +3,10 @@
 
 pub mod capture;
 pub mod compress;
+pub mod index;
 pub mod install;
 pub mod mem;
+pub mod search;
 
 /// A tool as the registry knows it.
 pub struct Tool {
@@ -19,7 +21,14 @@ pub struct Tool {
 }
 
 /// Every tool that works, in the order `mem help` lists them.
-pub const ALL: &[Tool] = &[mem::TOOL, capture::TOOL, compress::TOOL, install::TOOL];
+pub const ALL: &[Tool] = &[
+    mem::TOOL,
+    capture::TOOL,
+    compress::TOOL,
+    index::TOOL,
+    search::TOOL,
+    install::TOOL,
+];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     ALL.iter()

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-index", memkit::cmd::index::run)
+}

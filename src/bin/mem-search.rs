@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-search", memkit::cmd::search::run)
+}

@@ -1,0 +1,175 @@
+//! mem-index: keep the BM25 and vector indexes in step with the database.
+
+use std::time::Instant;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{self, Common, Io, Outcome};
+use crate::config::{self, Config};
+use crate::index::{self, Layout, Options};
+use crate::record::{IndexReport, Summary};
+use crate::store;
+use crate::{Error, Result};
+
+pub const TOOL: super::Tool = super::Tool {
+    name: "mem-index",
+    command: || Args::command(),
+    details: DETAILS,
+    examples: &[
+        (
+            "mem-index",
+            "Index what changed since the last run (what mem-pipeline runs after mem-embed).",
+        ),
+        (
+            "mem-index --rebuild",
+            "Rebuild every index from the database.",
+        ),
+        (
+            "mem-index --check || mem-index --rebuild",
+            "Verify the indexes and rebuild them when they differ from the database.",
+        ),
+    ],
+};
+
+const DETAILS: &str = "Indexes live in $MEM_HOME/index/: bm25/ (tantivy, English stemming over title, summary, detail, facts, concepts, tags and file paths; project, type, session, tags and time as filter fields), vectors-<model>-<dim>.usearch (usearch HNSW, cosine, one per model and dimension found in the embeddings table, keyed by store::vector_key, with a .keys list beside it) and state.json (how far each index got: the largest observations.updated_at and embeddings.created_at indexed, the session summaries' hashes, the known tags).
+
+Indexed records: observations, session summaries (sessions with a summary; id = the session's rowid) and, once they exist, learnings.
+
+The database is the source of truth. A run compares the keys of each index with the database: records missing from the index or changed since the last run are (re)indexed, records gone from the database are removed. An index that is missing, unreadable, of another storage type, or without state.json is rebuilt from scratch and its record says why.
+
+Output: one index record per index (index, docs, added, updated, removed, rebuilt, reason), then a summary record. --check writes one index record per index with missing, extra and up to 20 sample keys, and exits 1 when any index differs from the database.";
+
+/// Keep the BM25 (tantivy) and vector (usearch) indexes in step with the memkit database.
+#[derive(Debug, Parser)]
+#[command(name = "mem-index", version, about, long_about = None)]
+pub struct Args {
+    /// Rebuild every index from scratch.
+    #[arg(long, conflicts_with = "check")]
+    pub rebuild: bool,
+    /// Report records missing from or extra in each index; exit 1 when any differ.
+    #[arg(long)]
+    pub check: bool,
+    /// Vector storage: f32, f16 or i8 (default: MEM_INDEX_QUANTIZATION, else f16).
+    #[arg(long, value_name = "KIND", value_parser = ["f32", "f16", "i8"])]
+    pub quantization: Option<String>,
+    /// Indexing threads (default: up to 4).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    let start = Instant::now();
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let conn = store::open(&cfg.db_path())?;
+    let layout = Layout::new(&home);
+    let columns = [
+        "index", "docs", "added", "updated", "removed", "rebuilt", "reason",
+    ];
+    if args.check {
+        let checks = index::check(&conn, &layout)?;
+        let mut differs = false;
+        let recs: Vec<IndexReport> = checks
+            .iter()
+            .map(|c| {
+                differs |= c.differs();
+                IndexReport {
+                    v: crate::record::VERSION,
+                    index: c.name.clone(),
+                    docs: c.expected,
+                    missing: Some(c.missing.len() as u64),
+                    extra: Some(c.extra.len() as u64),
+                    sample: c
+                        .missing
+                        .iter()
+                        .map(|k| ("missing", k))
+                        .chain(c.extra.iter().map(|k| ("extra", k)))
+                        .take(20)
+                        .map(|(what, k)| {
+                            let (kind, id) = store::owner_of_key(*k);
+                            format!("{what} {kind}:#{id}")
+                        })
+                        .collect(),
+                    error: c.error.clone(),
+                    ..IndexReport::default()
+                }
+            })
+            .collect();
+        io.listing(&recs, &["index", "docs", "missing", "extra", "error"])?;
+        return Ok(if differs {
+            Outcome::NothingFound
+        } else {
+            Outcome::Ok
+        });
+    }
+    let mut opts = Options {
+        rebuild: args.rebuild,
+        ..Options::default()
+    };
+    if let Some(q) = args
+        .quantization
+        .clone()
+        .or_else(|| cfg.get("index_quantization"))
+    {
+        if crate::index::vectors::scalar_kind(&q).is_none() {
+            return Err(Error::Usage(format!(
+                "MEM_INDEX_QUANTIZATION: unknown vector storage {q:?} (f32, f16 or i8)"
+            )));
+        }
+        opts.quantization = q;
+    }
+    if let Some(t) = args.threads {
+        opts.threads = t.max(1);
+    }
+    let reports = index::update(&conn, &layout, &opts)?;
+    let recs: Vec<IndexReport> = reports
+        .iter()
+        .map(|r| IndexReport {
+            v: crate::record::VERSION,
+            index: r.name.clone(),
+            docs: r.docs,
+            added: r.added,
+            updated: r.updated,
+            removed: r.removed,
+            rebuilt: r.rebuilt,
+            reason: r.reason.clone(),
+            ..IndexReport::default()
+        })
+        .collect();
+    for r in &recs {
+        if r.rebuilt && r.reason.as_deref() != Some("asked") {
+            io.info(format!(
+                "{} rebuilt: {}",
+                r.index,
+                r.reason.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    io.listing(&recs, &columns)?;
+    let mut counts = std::collections::BTreeMap::new();
+    for r in &recs {
+        *counts.entry("indexes".to_string()).or_default() += 1;
+        *counts.entry("added".to_string()).or_default() += r.added;
+        *counts.entry("updated".to_string()).or_default() += r.updated;
+        *counts.entry("removed".to_string()).or_default() += r.removed;
+        *counts.entry("rebuilt".to_string()).or_default() += r.rebuilt as u64;
+    }
+    let summary = Summary {
+        v: crate::record::VERSION,
+        tool: "mem-index".into(),
+        counts,
+        elapsed_ms: start.elapsed().as_millis() as u64,
+    };
+    if io.format() == cli::Format::Jsonl {
+        io.record(&summary)?;
+    }
+    Ok(Outcome::Ok)
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}

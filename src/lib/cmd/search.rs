@@ -1,0 +1,558 @@
+//! mem-search: hybrid search over observations and session summaries.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, Parser, ValueEnum};
+use rusqlite::Connection;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cli::{self, Common, Io, Outcome};
+use crate::config::{self, Config};
+use crate::project;
+use crate::record::Hit;
+use crate::search::{self, Engine, Filters, Request, Searcher};
+use crate::store;
+use crate::{Error, Result};
+
+pub const TOOL: super::Tool = super::Tool {
+    name: "mem-search",
+    command: || Args::command(),
+    details: DETAILS,
+    examples: &[
+        (
+            "mem-search 'token refresh race'",
+            "The best memories of the current project for these words or their meaning.",
+        ),
+        (
+            "mem-search --all-projects --type decision,bugfix --after 2026-02-01 auth | jq -r .title",
+            "Decisions and fixes about auth in every project since February.",
+        ),
+        (
+            "mem-search --mode probe --limit 30 migration",
+            "Scan many hits cheaply: id, score, title and one line each.",
+        ),
+        (
+            "mem-search --explain 'flaky test'",
+            "Show every score component of each hit.",
+        ),
+        (
+            "mem-search --batch - < queries.jsonl",
+            "Run many queries in one process; hits carry their query's id.",
+        ),
+    ],
+};
+
+const DETAILS: &str = "Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score = relevance × w_relevance + similarity × w_similarity + recency × w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is the fused score scaled to 0..1; similarity the cosine of the query's and the record's vectors; recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the files changed in the current git working tree) the record touched. Every weight is configurable (MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
+
+Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index, SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts or vector. The query vector is read from embedding_cache (sha256 of the query text as the embedder builds it); no model is loaded.
+
+Filters: --project (default: the project of the current directory, as capture resolves it: CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project than the current one carry other_project: true and their project); --type; --tags (a tag also matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75, MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of 2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact; anything else is a usage error); --session.
+
+Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words. An empty query is a usage error (exit 2). No hit exits 1.
+
+--batch FILE (- for stdin) reads JSON lines {\"id\": …, \"query\": …} with optional filters named like the flags (project, projects, all_projects, type, tags, after, before, session, files, limit, min_score, mode, explain) and writes every query's hits tagged with query_id.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Mode {
+    /// id, score, title and one line.
+    Probe,
+    /// Every field.
+    #[default]
+    Full,
+}
+
+/// Hybrid search (BM25 + vectors) over memkit's memories, with relevance ranking and filters.
+#[derive(Debug, Parser)]
+#[command(name = "mem-search", version, about, long_about = None)]
+pub struct Args {
+    /// What to look for (words or a question).
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Read queries as JSON lines from FILE (- for stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    pub batch: Option<PathBuf>,
+    /// Only this project (a directory, a root path or a project name).
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["projects", "all_projects"])]
+    pub project: Option<String>,
+    /// Only these projects, comma-separated.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        conflicts_with = "all_projects"
+    )]
+    pub projects: Vec<String>,
+    /// Every project.
+    #[arg(long)]
+    pub all_projects: bool,
+    /// Only these types (decision, bugfix, feature, refactor, discovery, change, session).
+    #[arg(long = "type", value_name = "T,U", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// Only records with one of these tags (fuzzy).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Only records made at or after this date (whole day) or datetime.
+    #[arg(long, value_name = "DATE")]
+    pub after: Option<String>,
+    /// Only records made at or before this date (whole day) or datetime.
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Files being worked on, comma-separated (ranking; default: git's changed files).
+    #[arg(long, value_name = "F,G", value_delimiter = ',')]
+    pub files: Option<Vec<String>>,
+    /// How many hits.
+    #[arg(long, short = 'n', default_value_t = 10)]
+    pub limit: usize,
+    /// Drop hits scoring below this.
+    #[arg(long, value_name = "SCORE")]
+    pub min_score: Option<f64>,
+    /// probe: id, score, title and one line; full: everything.
+    #[arg(long, value_enum, default_value_t = Mode::Full)]
+    pub mode: Mode,
+    /// Show each score component.
+    #[arg(long)]
+    pub explain: bool,
+    /// Retrievers: auto (hybrid when possible), bm25, vector or fts.
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// One line of `--batch` input.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct BatchLine {
+    id: Value,
+    query: String,
+    project: Option<String>,
+    projects: Option<ListArg>,
+    all_projects: bool,
+    #[serde(rename = "type")]
+    kinds: Option<ListArg>,
+    tags: Option<ListArg>,
+    after: Option<String>,
+    before: Option<String>,
+    session: Option<String>,
+    files: Option<ListArg>,
+    limit: Option<usize>,
+    min_score: Option<f64>,
+    mode: Option<String>,
+    explain: Option<bool>,
+    engine: Option<String>,
+}
+
+/// A list given as a JSON array or a comma-separated string.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ListArg {
+    List(Vec<String>),
+    Text(String),
+}
+
+impl ListArg {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            ListArg::List(v) => v,
+            ListArg::Text(s) => s
+                .split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// The project of the current directory, as capture resolves it.
+fn current_project() -> Option<String> {
+    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| {
+        std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string())
+    })?;
+    Some(project::identify(&dir).root)
+}
+
+/// A project named on the command line → its root path(s).
+fn resolve_project(conn: &Connection, p: &str) -> Result<Vec<String>> {
+    let p = p.trim();
+    let path = Path::new(p);
+    if path.is_dir() {
+        let abs = std::path::absolute(path)?;
+        return Ok(vec![project::identify(&abs.display().to_string()).root]);
+    }
+    let mut st =
+        conn.prepare("SELECT full_path FROM projects WHERE full_path = ?1 OR name = ?1")?;
+    let mut roots: Vec<String> = st
+        .query_map([p], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if roots.is_empty() {
+        roots.push(p.trim_end_matches('/').to_string());
+    }
+    Ok(roots)
+}
+
+/// Files changed in the git working tree of the current directory (none outside git).
+fn git_changed_files() -> Vec<String> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return vec![];
+    };
+    let pr = project::identify(&cwd.display().to_string());
+    if pr.source == "path" {
+        return vec![];
+    }
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-z", "--untracked-files=no"])
+        .current_dir(&cwd)
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else { return vec![] };
+    let top = std::process::Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(&cwd)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter(|e| e.len() > 3)
+        .map(|e| {
+            let rel = &e[3..];
+            if top.is_empty() {
+                rel.to_string()
+            } else {
+                format!("{top}/{rel}")
+            }
+        })
+        .collect()
+}
+
+struct Ctx {
+    conn_cfg: Config,
+    current: Option<String>,
+    git_files: Option<Vec<String>>,
+}
+
+impl Ctx {
+    fn files(&mut self) -> Vec<String> {
+        if self.conn_cfg.get("search_git_files").as_deref() == Some("0") {
+            return vec![];
+        }
+        self.git_files.get_or_insert_with(git_changed_files).clone()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_request(
+    s: &Searcher,
+    ctx: &mut Ctx,
+    text: String,
+    project: Option<String>,
+    projects: Vec<String>,
+    all_projects: bool,
+    kinds: Vec<String>,
+    tags: Vec<String>,
+    after: Option<String>,
+    before: Option<String>,
+    session: Option<String>,
+    files: Option<Vec<String>>,
+    limit: usize,
+    min_score: Option<f64>,
+    probe: bool,
+    explain: bool,
+    engine: Engine,
+) -> Result<Request> {
+    if text.trim().is_empty() {
+        return Err(Error::Usage(
+            "empty query: give some words to look for".into(),
+        ));
+    }
+    let kinds: Vec<String> = kinds.into_iter().map(|k| k.trim().to_lowercase()).collect();
+    for k in &kinds {
+        if !crate::record::OBSERVATION_TYPES.contains(&k.as_str()) && k != "session" {
+            return Err(Error::Usage(format!(
+                "unknown type {k:?}: use {} or session",
+                crate::record::OBSERVATION_TYPES.join(", ")
+            )));
+        }
+    }
+    let projects_filter = if all_projects {
+        None
+    } else if !projects.is_empty() {
+        let mut all = Vec::new();
+        for p in &projects {
+            all.extend(resolve_project(&s.conn, p)?);
+        }
+        Some(all)
+    } else if let Some(p) = &project {
+        Some(resolve_project(&s.conn, p)?)
+    } else {
+        Some(ctx.current.iter().cloned().collect())
+    };
+    let after_ms = after
+        .as_deref()
+        .map(|a| search::parse_bound(a, false))
+        .transpose()?;
+    let before_ms = before
+        .as_deref()
+        .map(|b| search::parse_bound(b, true))
+        .transpose()?;
+    let files = match files {
+        Some(f) => f,
+        None => ctx.files(),
+    };
+    Ok(Request {
+        text,
+        filters: Filters {
+            projects: projects_filter,
+            kinds,
+            tags: s.expand_tags(&tags)?,
+            after_ms,
+            before_ms,
+            session,
+        },
+        limit: if limit == 0 { 10 } else { limit },
+        min_score,
+        files,
+        current_project: ctx.current.clone(),
+        engine,
+        probe,
+        explain,
+    })
+}
+
+fn open_db(path: &Path) -> Result<Option<Connection>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = store::open_existing(path)?;
+    if store::user_version(&conn)? < store::MIGRATIONS.len() {
+        drop(conn);
+        return Ok(Some(store::open(path)?));
+    }
+    Ok(Some(conn))
+}
+
+const COLUMNS_FULL: &[&str] = &[
+    "rank",
+    "id",
+    "score",
+    "kind",
+    "project_name",
+    "title",
+    "created_at",
+    "mode",
+];
+const COLUMNS_PROBE: &[&str] = &["rank", "id", "score", "title", "line"];
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let query = args.query.join(" ");
+    if args.batch.is_none() && query.trim().is_empty() {
+        return Err(Error::Usage(
+            "empty query: give some words to look for (or --batch FILE)".into(),
+        ));
+    }
+    for (flag, v) in [("--after", &args.after), ("--before", &args.before)] {
+        if let Some(v) = v {
+            search::parse_bound(v, flag == "--before")
+                .map_err(|e| Error::Usage(format!("{flag}: {e}")))?;
+        }
+    }
+    let Some(conn) = open_db(&cfg.db_path())? else {
+        io.warn(format!(
+            "no memories yet ({} does not exist)",
+            cfg.db_path().display()
+        ));
+        return Ok(Outcome::NothingFound);
+    };
+    let searcher = Searcher::open(&home, conn, &cfg)?;
+    let mut ctx = Ctx {
+        conn_cfg: cfg.clone(),
+        current: current_project(),
+        git_files: None,
+    };
+    if let Some(path) = &args.batch {
+        return batch(io, &searcher, &mut ctx, path, &args);
+    }
+    let req = build_request(
+        &searcher,
+        &mut ctx,
+        query,
+        args.project.clone(),
+        args.projects.clone(),
+        args.all_projects,
+        args.kinds.clone(),
+        args.tags.clone(),
+        args.after.clone(),
+        args.before.clone(),
+        args.session.clone(),
+        args.files.clone(),
+        args.limit,
+        args.min_score,
+        args.mode == Mode::Probe,
+        args.explain,
+        args.engine,
+    )?;
+    let hits = searcher.search(&req)?;
+    warn_mode(io, &searcher, &hits);
+    let cols = if req.probe {
+        COLUMNS_PROBE
+    } else {
+        COLUMNS_FULL
+    };
+    io.listing(&hits, cols)?;
+    Ok(if hits.is_empty() {
+        Outcome::NothingFound
+    } else {
+        Outcome::Ok
+    })
+}
+
+fn warn_mode(io: &Io, s: &Searcher, hits: &[Hit]) {
+    if hits.iter().any(|h| h.mode == "fts") {
+        io.warn(format!(
+            "BM25 index unavailable ({}): searched with SQLite FTS5; run mem-index to rebuild it",
+            s.bm25_error.as_deref().unwrap_or("?")
+        ));
+    }
+}
+
+fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> Result<Outcome> {
+    let (name, text) = if path == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut b)?;
+        (
+            "<stdin>".to_string(),
+            String::from_utf8_lossy(&b).into_owned(),
+        )
+    } else {
+        let b =
+            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
+        (
+            path.display().to_string(),
+            String::from_utf8_lossy(&b).into_owned(),
+        )
+    };
+    let mut bad = 0usize;
+    let mut any = false;
+    let mut warned = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: BatchLine = match serde_json::from_str(line) {
+            Ok(q) => q,
+            Err(e) => {
+                io.warn(Error::input(
+                    &name,
+                    Some(i + 1),
+                    format!("invalid query line: {e}"),
+                ));
+                bad += 1;
+                continue;
+            }
+        };
+        let id = q.id.clone();
+        let probe = match q.mode.as_deref() {
+            Some("probe") => true,
+            Some("full") => false,
+            None => args.mode == Mode::Probe,
+            Some(m) => {
+                io.warn(Error::input(
+                    &name,
+                    Some(i + 1),
+                    format!("unknown mode {m:?}"),
+                ));
+                bad += 1;
+                continue;
+            }
+        };
+        let engine = match q.engine.as_deref() {
+            None => args.engine,
+            Some(e) => match Engine::from_str(e, true) {
+                Ok(e) => e,
+                Err(_) => {
+                    io.warn(Error::input(
+                        &name,
+                        Some(i + 1),
+                        format!("unknown engine {e:?}"),
+                    ));
+                    bad += 1;
+                    continue;
+                }
+            },
+        };
+        let req = build_request(
+            s,
+            ctx,
+            q.query,
+            q.project.or(args.project.clone()),
+            q.projects
+                .map(ListArg::into_vec)
+                .unwrap_or_else(|| args.projects.clone()),
+            q.all_projects || args.all_projects,
+            q.kinds
+                .map(ListArg::into_vec)
+                .unwrap_or_else(|| args.kinds.clone()),
+            q.tags
+                .map(ListArg::into_vec)
+                .unwrap_or_else(|| args.tags.clone()),
+            q.after.or(args.after.clone()),
+            q.before.or(args.before.clone()),
+            q.session.or(args.session.clone()),
+            q.files.map(ListArg::into_vec).or(args.files.clone()),
+            q.limit.unwrap_or(args.limit),
+            q.min_score.or(args.min_score),
+            probe,
+            q.explain.unwrap_or(args.explain),
+            engine,
+        );
+        let hits = match req.and_then(|r| s.search(&r)) {
+            Ok(h) => h,
+            Err(e @ (Error::Usage(_) | Error::Input { .. })) => {
+                io.warn(Error::input(&name, Some(i + 1), e));
+                bad += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if !warned && hits.iter().any(|h| h.mode == "fts") {
+            warn_mode(io, s, &hits);
+            warned = true;
+        }
+        any |= !hits.is_empty();
+        for mut h in hits {
+            h.query_id = Some(id.clone());
+            io.record(&h)?;
+        }
+    }
+    if bad > 0 {
+        // The hits already written stay whole: flush before the error ends the process.
+        io.flush()?;
+        return Err(Error::input(
+            name,
+            None,
+            format!("{bad} bad query line(s) skipped; the others were run"),
+        ));
+    }
+    Ok(if any {
+        Outcome::Ok
+    } else {
+        Outcome::NothingFound
+    })
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}
