@@ -6,6 +6,7 @@ pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod embed;
 pub mod error;
 pub mod hook;
 pub mod project;

@@ -2,6 +2,7 @@
 //! (the `mem` dispatcher, man pages and completions all read it).
 
 pub mod capture;
+pub mod embed;
 pub mod install;
 pub mod mem;
 
@@ -18,7 +19,7 @@ pub struct Tool {
 }
 
 /// Every tool that works, in the order `mem help` lists them.
-pub const ALL: &[Tool] = &[mem::TOOL, capture::TOOL, install::TOOL];
+pub const ALL: &[Tool] = &[mem::TOOL, capture::TOOL, embed::TOOL, install::TOOL];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     ALL.iter()
