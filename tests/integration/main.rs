@@ -2,6 +2,7 @@
 //! asserting on parsed output and on the real SQLite file.
 
 mod capture;
+mod embed;
 mod install;
 mod records;
 mod tools;

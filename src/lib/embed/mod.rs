@@ -178,8 +178,29 @@ static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, Stri
 
 /// Loads ONNX Runtime once per process (the file is checked first: ort panics on a missing one).
 pub fn init_runtime() -> Result<&'static ort::environment::Environment> {
+    init_runtime_with(runtime_path)
+}
+
+/// Like [`init_runtime`] with the library at `path` (used when the process environment cannot
+/// say where it is, e.g. in tests). The first initialisation of a process wins.
+pub fn init_runtime_at(path: &Path) -> Result<&'static ort::environment::Environment> {
+    init_runtime_with(|| {
+        if path.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(Error::other(format!(
+                "ONNX Runtime not found at {} ({FETCH_HINT})",
+                path.display()
+            )))
+        }
+    })
+}
+
+fn init_runtime_with(
+    find: impl FnOnce() -> Result<PathBuf>,
+) -> Result<&'static ort::environment::Environment> {
     let r = RUNTIME.get_or_init(|| {
-        let path = runtime_path().map_err(|e| e.to_string())?;
+        let path = find().map_err(|e| e.to_string())?;
         let loaded = std::panic::catch_unwind(|| {
             ort::init_from(&path)
                 .map_err(|e| e.to_string())
