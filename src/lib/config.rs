@@ -18,7 +18,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     (
         "MEM_EMBED_MODEL",
-        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b).",
+        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, else minilm-l6 when only it is installed).",
     ),
     (
         "MEM_EMBED_DIM",

@@ -464,3 +464,30 @@ fn embed_query_reuses_cached_query_vectors() {
     let err = embed::store::embed_query(&conn, spec, Some(32), Some("code"), q).unwrap_err();
     assert!(err.to_string().contains("cannot load model"), "{err}");
 }
+
+#[test]
+fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_absent() {
+    // A model cache holding only the runtime and MiniLM.
+    let m = models();
+    let env = Env::new();
+    let cache = env.dir.path().join("models");
+    std::fs::create_dir_all(&cache).unwrap();
+    for d in ["runtime", "minilm-l6"] {
+        std::os::unix::fs::symlink(m.join(d), cache.join(d)).unwrap();
+    }
+    seed(&env);
+    let out = env.ok("mem-embed", &[], b"");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("qwen3-embedding-0.6b is not installed; using minilm-l6"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(summary(&out)["embedded"], 4);
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM embeddings WHERE model='all-minilm-l6-v2-int8' AND dim=384"
+        ),
+        4
+    );
+}

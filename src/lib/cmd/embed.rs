@@ -39,7 +39,7 @@ pub struct Args {
     /// JSONL records to embed (- for stdin); without it, embed what is pending in the database.
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// Model name (under $MEM_MODELS) or directory (default: $MEM_EMBED_MODEL, else qwen3-embedding-0.6b).
+    /// Model name (under $MEM_MODELS) or directory (default: $MEM_EMBED_MODEL, else qwen3-embedding-0.6b, else minilm-l6 when only it is installed).
     #[arg(long, value_name = "NAME|DIR")]
     pub model: Option<String>,
     /// Output dimension (Matryoshka truncation; default: $MEM_EMBED_DIM, else the model's).
@@ -61,11 +61,10 @@ impl cli::ToolArgs for Args {
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let model = args
-        .model
-        .clone()
-        .or_else(|| cfg.get("embed_model"))
-        .unwrap_or_else(|| embed::DEFAULT_MODEL.to_string());
+    let model = match args.model.clone().or_else(|| cfg.get("embed_model")) {
+        Some(m) => m,
+        None => default_model(io),
+    };
     let dim = match args.dim {
         Some(d) => Some(d),
         None => match cfg.get("embed_dim") {
@@ -81,6 +80,21 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(p) => filter(io, p, &model, dim, args.query.as_deref()),
         None => database(io, &cfg, &model, dim),
     }
+}
+
+/// The default model, else all-MiniLM-L6-v2 when only that one is installed (no network).
+fn default_model(io: &Io) -> String {
+    if embed::resolve_model(embed::DEFAULT_MODEL).is_err()
+        && embed::resolve_model(embed::FALLBACK_MODEL).is_ok()
+    {
+        io.warn(format!(
+            "{} is not installed; using {}",
+            embed::DEFAULT_MODEL,
+            embed::FALLBACK_MODEL
+        ));
+        return embed::FALLBACK_MODEL.to_string();
+    }
+    embed::DEFAULT_MODEL.to_string()
 }
 
 fn filter(

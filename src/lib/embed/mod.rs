@@ -17,6 +17,8 @@ use crate::{Error, Result, config};
 
 /// The model used when none is configured.
 pub const DEFAULT_MODEL: &str = "qwen3-embedding-0.6b";
+/// The model used when the default one is not installed (the registries carry it).
+pub const FALLBACK_MODEL: &str = "minilm-l6";
 
 const FETCH_HINT: &str =
     "run scripts/fetch-models (or set ORT_DYLIB_PATH to libonnxruntime.so 1.31+)";
