@@ -491,3 +491,97 @@ fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_abse
         4
     );
 }
+
+/// The venv python with onnxruntime (scripts/pyenv), for reference computations.
+fn python() -> PathBuf {
+    let py = std::env::var("MEMKIT_TEST_PYTHON")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache"));
+            cache.join("memkit/venv/bin/python")
+        });
+    assert!(
+        py.is_file(),
+        "{} is missing: run scripts/test (it creates the Python venv with onnxruntime), or set MEMKIT_TEST_PYTHON",
+        py.display()
+    );
+    py
+}
+
+/// Raw ONNX Runtime in Python, one text at a time (no padding): pooled per the manifest and
+/// L2-normalised. The independent reference for our batching, padding and pooling.
+const REFERENCE: &str = r#"
+import json, sys
+import numpy as np, onnxruntime as ort
+req = json.load(sys.stdin)
+m = req["manifest"]
+s = ort.InferenceSession(req["model"], providers=["CPUExecutionProvider"])
+out = []
+for ids in req["ids"]:
+    n = len(ids)
+    feeds = {}
+    for role, name in m["inputs"].items():
+        feeds[name] = {
+            "input_ids": np.array([ids], dtype=np.int64),
+            "attention_mask": np.ones((1, n), dtype=np.int64),
+            "position_ids": np.arange(n, dtype=np.int64)[None, :],
+            "token_type_ids": np.zeros((1, n), dtype=np.int64),
+        }[role]
+    h = s.run([m["output"]], feeds)[0][0]
+    v = h[-1] if m["pooling"] == "last_token" else h.mean(axis=0)
+    out.append((v / np.linalg.norm(v)).tolist())
+print(json.dumps(out))
+"#;
+
+#[test]
+fn pooling_matches_raw_onnx_runtime_in_python() {
+    let m = models();
+    for model in ["qwen3-tiny", "minilm-l6"] {
+        let mut e = in_process(model);
+        let texts = [
+            "hi",
+            "fix the login bug in the session middleware",
+            "the indexer writes one usearch file per model and dimension",
+        ];
+        let ids: Vec<Vec<i64>> = texts.iter().map(|t| e.token_ids(t).unwrap()).collect();
+        let ours = e.embed(&texts).unwrap();
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(m.join(model).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let req = serde_json::json!({
+            "model": m.join(model).join("model.onnx"),
+            "manifest": manifest,
+            "ids": ids,
+        });
+        let mut child = std::process::Command::new(python())
+            .args(["-c", REFERENCE])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(req.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        let reference: Vec<Vec<f32>> = serde_json::from_slice(&out.stdout).unwrap();
+        for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
+            assert_eq!(a.len(), b.len());
+            let c = embed::cosine(a, b);
+            assert!(
+                c >= 0.99999,
+                "{model} text {i}: cosine {c} to the reference"
+            );
+        }
+    }
+}
