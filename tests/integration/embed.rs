@@ -426,12 +426,27 @@ fn database_mode_embeds_pending_once_and_uses_the_cache() {
     assert_eq!(c["cache_hits"], 4, "{c}");
     assert_eq!(c["embedded"], 0);
 
+    // A deleted observation loses its vector.
+    env.db()
+        .execute("DELETE FROM observations WHERE id=3", [])
+        .unwrap();
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(
+        (c["removed"].as_u64(), c["embedded"].as_u64()),
+        (Some(1), Some(0)),
+        "{c}"
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE owner_kind='observation' AND owner_id=3"),
+        0
+    );
+
     // Another dimension is another embedding.
     let c = summary(&env.ok("mem-embed", &["--model", "qwen3-tiny", "--dim", "32"], b""));
-    assert_eq!(c["embedded"], 4, "{c}");
+    assert_eq!(c["embedded"], 3, "{c}");
     assert_eq!(
         env.count("SELECT count(*) FROM embeddings WHERE dim=32 AND length(vector)=128"),
-        4
+        3
     );
 }
 

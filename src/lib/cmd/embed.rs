@@ -18,7 +18,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -230,6 +230,7 @@ fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Resul
     counts.insert("up_to_date".into(), run.up_to_date as u64);
     counts.insert("embedded".into(), run.embedded as u64);
     counts.insert("cache_hits".into(), run.cache_hits as u64);
+    counts.insert("removed".into(), run.removed as u64);
     io.record(&Summary {
         v: 1,
         tool: "mem-embed".into(),

@@ -179,6 +179,8 @@ pub struct DbRun {
     pub up_to_date: usize,
     pub embedded: usize,
     pub cache_hits: usize,
+    /// Embeddings dropped because their owner no longer exists.
+    pub removed: usize,
 }
 
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
@@ -200,6 +202,13 @@ pub fn embed_database(
     let mut misses = Vec::new();
     {
         let tx = conn.transaction()?;
+        // Vectors of owners that are gone (deleted observations, sessions) go too.
+        run.removed = tx.execute(
+            "DELETE FROM embeddings WHERE
+               (owner_kind='observation' AND owner_id NOT IN (SELECT id FROM observations))
+            OR (owner_kind='session' AND owner_id NOT IN (SELECT rowid FROM sessions))",
+            [],
+        )?;
         for p in &pending {
             match cache_get(&tx, &m.name, dim, &p.text)? {
                 Some(v) => {
