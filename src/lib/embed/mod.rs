@@ -290,12 +290,17 @@ impl Embedder {
 
     /// Token ids of one text, truncated to max_tokens, with EOS appended when the model wants it.
     pub fn token_ids(&self, text: &str) -> Result<Vec<i64>> {
-        let m = &self.manifest;
         let enc = self
             .tokenizer
-            .encode(text, !m.append_eos)
+            .encode(text, !self.manifest.append_eos)
             .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
-        let mut ids: Vec<i64> = enc.get_ids().iter().map(|&i| i as i64).collect();
+        Ok(self.fit(enc.get_ids()))
+    }
+
+    /// Truncation to max_tokens and the EOS rule applied to raw token ids.
+    fn fit(&self, raw: &[u32]) -> Vec<i64> {
+        let m = &self.manifest;
+        let mut ids: Vec<i64> = raw.iter().map(|&i| i as i64).collect();
         let max = m.max_tokens.max(2);
         if m.append_eos {
             let eos = m.eos_token_id.unwrap_or(151643);
@@ -307,18 +312,22 @@ impl Embedder {
             ids.truncate(max - 1);
             ids.push(last);
         }
-        Ok(ids)
+        ids
     }
 
     /// Embeds texts (already prefixed); vectors are pooled, normalised and truncated to `dim`.
     pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut toks = Vec::with_capacity(texts.len());
-        for t in texts {
-            if t.trim().is_empty() {
-                return Err(Error::other("cannot embed an empty text"));
-            }
-            toks.push(self.token_ids(t)?);
+        if texts.iter().any(|t| t.trim().is_empty()) {
+            return Err(Error::other("cannot embed an empty text"));
         }
+        // Tokenized in parallel (rayon, inside the tokenizers crate).
+        let toks: Vec<Vec<i64>> = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), !self.manifest.append_eos)
+            .map_err(|e| Error::other(format!("tokenizer: {e}")))?
+            .iter()
+            .map(|enc| self.fit(enc.get_ids()))
+            .collect();
         // Sort by length so each batch pads little; results go back in input order.
         let mut order: Vec<usize> = (0..toks.len()).collect();
         order.sort_by_key(|&i| toks[i].len());
