@@ -17,6 +17,18 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Model cache (default $XDG_CACHE_HOME/memkit/models, else ~/.cache/memkit/models).",
     ),
     (
+        "MEM_EMBED_MODEL",
+        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, else minilm-l6 when only it is installed).",
+    ),
+    (
+        "MEM_EMBED_DIM",
+        "Embedding dimension (Matryoshka truncation; default: the model's own).",
+    ),
+    (
+        "ORT_DYLIB_PATH",
+        "Path of libonnxruntime.so (else MEM_MODELS/runtime/, else the system's).",
+    ),
+    (
         "MEM_DISABLE",
         "When 1, every hook is a no-op (memkit's own `claude -p` calls set it).",
     ),

@@ -3,6 +3,7 @@
 
 mod capture;
 mod compress;
+mod embed;
 mod install;
 mod records;
 mod search;

@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod compress;
+pub mod embed;
 pub mod index;
 pub mod install;
 pub mod mem;
@@ -25,6 +26,7 @@ pub const ALL: &[Tool] = &[
     mem::TOOL,
     capture::TOOL,
     compress::TOOL,
+    embed::TOOL,
     index::TOOL,
     search::TOOL,
     install::TOOL,

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-embed", memkit::cmd::embed::run)
+}

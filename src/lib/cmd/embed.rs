@@ -1,0 +1,241 @@
+//! mem-embed: vectors for observations and session summaries (database mode), or for JSONL
+//! records on a pipe (filter mode).
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{CommandFactory, Parser};
+use serde_json::Value;
+
+use crate::cli::{self, Common, Io, Outcome};
+use crate::config::{self, Config};
+use crate::embed::{self, Embedder};
+use crate::record::Summary;
+use crate::{Error, Result, store};
+
+pub const TOOL: super::Tool = super::Tool {
+    name: "mem-embed",
+    command: || Args::command(),
+    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    examples: &[
+        ("mem-embed", "Embed whatever is pending in mem.db."),
+        (
+            "echo '{\"id\":1,\"text\":\"fix login bug\"}' | mem-embed - --model minilm-l6",
+            "Add a vector to a record.",
+        ),
+        (
+            "mem-embed --model qwen3-embedding-0.6b --dim 256",
+            "Embed with Matryoshka truncation to 256 dimensions.",
+        ),
+    ],
+};
+
+/// Compute embeddings with a local ONNX model.
+#[derive(Debug, Parser)]
+#[command(name = "mem-embed", version, about, long_about = None)]
+pub struct Args {
+    /// JSONL records to embed (- for stdin); without it, embed what is pending in the database.
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Model name (under $MEM_MODELS) or directory (default: $MEM_EMBED_MODEL, else qwen3-embedding-0.6b, else minilm-l6 when only it is installed).
+    #[arg(long, value_name = "NAME|DIR")]
+    pub model: Option<String>,
+    /// Output dimension (Matryoshka truncation; default: $MEM_EMBED_DIM, else the model's).
+    #[arg(long, value_name = "N")]
+    pub dim: Option<usize>,
+    /// Embed texts as queries of this kind (observations, code, learnings), with its prefix.
+    #[arg(long, value_name = "KIND")]
+    pub query: Option<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let model = match args.model.clone().or_else(|| cfg.get("embed_model")) {
+        Some(m) => m,
+        None => default_model(io),
+    };
+    let dim = match args.dim {
+        Some(d) => Some(d),
+        None => match cfg.get("embed_dim") {
+            Some(s) => Some(
+                s.trim()
+                    .parse::<usize>()
+                    .map_err(|_| Error::Usage(format!("MEM_EMBED_DIM: not a number: {s:?}")))?,
+            ),
+            None => None,
+        },
+    };
+    match &args.input {
+        Some(p) => filter(io, p, &model, dim, args.query.as_deref()),
+        None => database(io, &cfg, &model, dim),
+    }
+}
+
+/// The default model, else all-MiniLM-L6-v2 when only that one is installed (no network).
+fn default_model(io: &Io) -> String {
+    if embed::resolve_model(embed::DEFAULT_MODEL).is_err()
+        && embed::resolve_model(embed::FALLBACK_MODEL).is_ok()
+    {
+        io.warn(format!(
+            "{} is not installed; using {}",
+            embed::DEFAULT_MODEL,
+            embed::FALLBACK_MODEL
+        ));
+        return embed::FALLBACK_MODEL.to_string();
+    }
+    embed::DEFAULT_MODEL.to_string()
+}
+
+fn filter(
+    io: &mut Io,
+    path: &std::path::Path,
+    model: &str,
+    dim: Option<usize>,
+    query: Option<&str>,
+) -> Result<Outcome> {
+    let (source, reader): (String, Box<dyn BufRead>) = if path.as_os_str() == "-" {
+        ("<stdin>".into(), Box::new(std::io::stdin().lock()))
+    } else {
+        let f = std::fs::File::open(path)
+            .map_err(|e| Error::input(path.display().to_string(), None, e))?;
+        (
+            path.display().to_string(),
+            Box::new(std::io::BufReader::new(f)),
+        )
+    };
+    // Read and check everything first: bad input fails before a model is loaded.
+    let mut recs: Vec<(Value, Option<String>)> = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| Error::input(&source, Some(i + 1), e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line)
+            .map_err(|e| Error::input(&source, Some(i + 1), format!("invalid JSON: {e}")))?;
+        if !v.is_object() {
+            return Err(Error::input(&source, Some(i + 1), "not a JSON object"));
+        }
+        let text = record_text(&v);
+        match &text {
+            Some(t) if t.trim().is_empty() => {
+                return Err(Error::input(&source, Some(i + 1), "empty text"));
+            }
+            None if v.get("type").is_none() => {
+                return Err(Error::input(
+                    &source,
+                    Some(i + 1),
+                    "no \"text\" field (and not an observation record)",
+                ));
+            }
+            _ => {}
+        }
+        recs.push((v, text));
+    }
+    if recs.iter().all(|(_, t)| t.is_none()) {
+        for (v, _) in &recs {
+            io.record(v)?;
+        }
+        return Ok(Outcome::Ok);
+    }
+    let dir = embed::resolve_model(model)?;
+    let mut e = Embedder::load(&dir, dim)?;
+    let prefix = match query {
+        Some(k) => e.manifest.query_prefix(Some(k)).to_string(),
+        None => e.manifest.document_prefix.clone(),
+    };
+    let texts: Vec<String> = recs
+        .iter()
+        .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut vecs = e.embed(&refs)?.into_iter();
+    for (mut v, t) in recs {
+        if t.is_some() {
+            let vec = vecs.next().unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("vector".into(), serde_json::to_value(vec)?);
+            }
+        }
+        io.record(&v)?;
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The text of a filter record: its "text", or an observation's title, summary, detail, facts
+/// and concepts; None for other typed records.
+fn record_text(v: &Value) -> Option<String> {
+    if let Some(t) = v.get("text") {
+        return Some(t.as_str().map(str::to_string).unwrap_or_default());
+    }
+    if v.get("type").and_then(Value::as_str) == Some("observation") {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let list = |k: &str| -> Vec<String> {
+            v.get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let detail = s("detail");
+        return Some(embed::observation_text(
+            &s("title"),
+            &s("summary"),
+            Some(&detail),
+            &list("facts"),
+            &list("concepts"),
+        ));
+    }
+    None
+}
+
+fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Result<Outcome> {
+    let started = Instant::now();
+    let dir = embed::resolve_model(model)?;
+    let mut conn = store::open(&cfg.db_path())?;
+    let bar = if io.stderr_tty && !io.quiet {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("mem-embed {bar:30} {pos}/{len} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let run = embed::store::embed_database(&mut conn, &dir, dim, |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut counts = BTreeMap::new();
+    counts.insert("pending".into(), run.pending as u64);
+    counts.insert("up_to_date".into(), run.up_to_date as u64);
+    counts.insert("embedded".into(), run.embedded as u64);
+    counts.insert("cache_hits".into(), run.cache_hits as u64);
+    counts.insert("removed".into(), run.removed as u64);
+    io.record(&Summary {
+        v: 1,
+        tool: "mem-embed".into(),
+        counts,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    })?;
+    Ok(Outcome::Ok)
+}

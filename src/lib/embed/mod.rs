@@ -1,0 +1,501 @@
+//! Local embeddings: an ONNX model (loaded through a dynamically found ONNX Runtime), its
+//! tokenizer and a small manifest saying how to pool, pad and prefix. Never prints or exits.
+
+pub mod store;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ort::session::{Session, SessionInputValue};
+use ort::value::Tensor;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result, config};
+
+/// The model used when none is configured.
+pub const DEFAULT_MODEL: &str = "qwen3-embedding-0.6b";
+/// The model used when the default one is not installed (the registries carry it).
+pub const FALLBACK_MODEL: &str = "minilm-l6";
+
+const FETCH_HINT: &str =
+    "run scripts/fetch-models (or set ORT_DYLIB_PATH to libonnxruntime.so 1.31+)";
+
+/// How a model wants its input prepared and its output pooled (`manifest.json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Manifest {
+    pub name: String,
+    #[serde(default)]
+    pub arch: String,
+    pub dim: usize,
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+    /// `mean`, `last_token` or `none` (the model outputs pooled vectors).
+    pub pooling: String,
+    /// `left` or `right`.
+    #[serde(default = "default_padding")]
+    pub padding: String,
+    #[serde(default)]
+    pub append_eos: bool,
+    #[serde(default)]
+    pub eos_token_id: Option<i64>,
+    #[serde(default)]
+    pub pad_token_id: Option<i64>,
+    #[serde(default = "yes")]
+    pub normalize: bool,
+    /// Role (`input_ids`, `attention_mask`, `position_ids`, `token_type_ids`) → input name.
+    pub inputs: BTreeMap<String, String>,
+    pub output: String,
+    #[serde(default)]
+    pub query_prefix: String,
+    #[serde(default)]
+    pub query_prefixes: BTreeMap<String, String>,
+    #[serde(default)]
+    pub document_prefix: String,
+    #[serde(default)]
+    pub matryoshka_dims: Vec<usize>,
+}
+
+fn default_max_tokens() -> usize {
+    512
+}
+fn default_padding() -> String {
+    "right".into()
+}
+fn yes() -> bool {
+    true
+}
+
+impl Manifest {
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::other(format!(
+                "model {}: cannot read manifest.json: {e} ({FETCH_HINT})",
+                dir.display()
+            ))
+        })?;
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|e| Error::input(path.display().to_string(), Some(e.line()), e))?;
+        if !matches!(m.pooling.as_str(), "mean" | "last_token" | "none") {
+            return Err(Error::input(
+                path.display().to_string(),
+                None,
+                format!("unknown pooling {:?} (mean, last_token or none)", m.pooling),
+            ));
+        }
+        if !m.inputs.contains_key("input_ids") {
+            return Err(Error::input(
+                path.display().to_string(),
+                None,
+                "inputs has no input_ids",
+            ));
+        }
+        Ok(m)
+    }
+
+    /// The prefix for a query of `kind` (observations, code, learnings); the generic one otherwise.
+    pub fn query_prefix(&self, kind: Option<&str>) -> &str {
+        kind.and_then(|k| self.query_prefixes.get(k))
+            .map(String::as_str)
+            .unwrap_or(&self.query_prefix)
+    }
+
+    /// The output dimension for a requested one: the model's own when none; otherwise it must
+    /// be at most the model's.
+    pub fn output_dim(&self, want: Option<usize>) -> Result<usize> {
+        match want {
+            None => Ok(self.dim),
+            Some(0) => Err(Error::Usage("dimension must be positive".into())),
+            Some(d) if d > self.dim => Err(Error::Usage(format!(
+                "model {} has {} dimensions; cannot give {d}",
+                self.name, self.dim
+            ))),
+            Some(d) => Ok(d),
+        }
+    }
+}
+
+/// The directory of a model given by name (under the model cache) or by path.
+pub fn resolve_model(spec: &str) -> Result<PathBuf> {
+    let p = Path::new(spec);
+    let dir = if spec.contains('/') || p.is_dir() {
+        p.to_path_buf()
+    } else {
+        config::models_dir().join(spec)
+    };
+    if !dir.join("model.onnx").is_file() {
+        return Err(Error::other(format!(
+            "model {spec:?} not found: {} holds no model.onnx ({FETCH_HINT}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Where libonnxruntime is: ORT_DYLIB_PATH, then $MEM_MODELS/runtime/, then the system.
+pub fn runtime_path() -> Result<PathBuf> {
+    if let Some(p) = config::env_nonempty("ORT_DYLIB_PATH") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        return Err(Error::other(format!(
+            "ORT_DYLIB_PATH={} does not exist ({FETCH_HINT})",
+            p.display()
+        )));
+    }
+    let cache = config::models_dir().join("runtime/libonnxruntime.so");
+    let mut tried = vec![cache.clone()];
+    if cache.is_file() {
+        return Ok(cache);
+    }
+    for dir in [
+        "/usr/local/lib",
+        "/usr/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+    ] {
+        let p = Path::new(dir).join("libonnxruntime.so");
+        if p.is_file() {
+            return Ok(p);
+        }
+        tried.push(p);
+    }
+    Err(Error::other(format!(
+        "ONNX Runtime not found (looked at ORT_DYLIB_PATH, {}); {FETCH_HINT}",
+        tried
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, String>> =
+    OnceLock::new();
+
+/// Loads ONNX Runtime once per process (the file is checked first: ort panics on a missing one).
+pub fn init_runtime() -> Result<&'static ort::environment::Environment> {
+    init_runtime_with(runtime_path)
+}
+
+/// Like [`init_runtime`] with the library at `path` (used when the process environment cannot
+/// say where it is, e.g. in tests). The first initialisation of a process wins.
+pub fn init_runtime_at(path: &Path) -> Result<&'static ort::environment::Environment> {
+    init_runtime_with(|| {
+        if path.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(Error::other(format!(
+                "ONNX Runtime not found at {} ({FETCH_HINT})",
+                path.display()
+            )))
+        }
+    })
+}
+
+fn init_runtime_with(
+    find: impl FnOnce() -> Result<PathBuf>,
+) -> Result<&'static ort::environment::Environment> {
+    let r = RUNTIME.get_or_init(|| {
+        let path = find().map_err(|e| e.to_string())?;
+        let loaded = std::panic::catch_unwind(|| {
+            ort::init_from(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|b| b.build().map_err(|e| e.to_string()))
+        });
+        match loaded {
+            Ok(Ok(env)) => Ok(env),
+            Ok(Err(e)) => Err(format!(
+                "cannot load ONNX Runtime {}: {e} ({FETCH_HINT})",
+                path.display()
+            )),
+            Err(_) => Err(format!(
+                "cannot load ONNX Runtime {} ({FETCH_HINT})",
+                path.display()
+            )),
+        }
+    });
+    r.as_ref().map_err(|e| Error::Other(e.clone()))
+}
+
+/// sha256 hex of a text.
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// A loaded model: session, tokenizer, manifest and the output dimension.
+pub struct Embedder {
+    pub manifest: Manifest,
+    pub dim: usize,
+    session: Session,
+    tokenizer: tokenizers::Tokenizer,
+    batch: usize,
+}
+
+impl Embedder {
+    /// Loads the model in `dir` giving vectors of `dim` (the model's own when None).
+    pub fn load(dir: &Path, dim: Option<usize>) -> Result<Embedder> {
+        let manifest = Manifest::load(dir)?;
+        let dim = manifest.output_dim(dim)?;
+        let tok_path = dir.join("tokenizer.json");
+        if !tok_path.is_file() {
+            return Err(Error::other(format!(
+                "model {}: no tokenizer.json ({FETCH_HINT})",
+                dir.display()
+            )));
+        }
+        let mut tokenizer = tokenizers::Tokenizer::from_file(&tok_path).map_err(|e| {
+            Error::other(format!("cannot read tokenizer {}: {e}", tok_path.display()))
+        })?;
+        // Padding and truncation are ours (per the manifest), not the tokenizer file's.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
+        let env = init_runtime()?;
+        let model_path = dir.join("model.onnx");
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let session = Session::builder(env)
+            .and_then(|b| b.with_intra_threads(threads).map_err(Into::into))
+            .and_then(|mut b| b.commit_from_file(&model_path))
+            .map_err(|e| {
+                Error::other(format!(
+                    "cannot load model {}: {e} (corrupt or not an ONNX model? run scripts/fetch-models again)",
+                    model_path.display()
+                ))
+            })?;
+        for (role, name) in &manifest.inputs {
+            if !session.inputs().iter().any(|i| i.name() == name) {
+                return Err(Error::other(format!(
+                    "model {}: manifest input {role}={name:?} is not an input of the model",
+                    model_path.display()
+                )));
+            }
+        }
+        Ok(Embedder {
+            manifest,
+            dim,
+            session,
+            tokenizer,
+            batch: 16,
+        })
+    }
+
+    /// Token ids of one text, truncated to max_tokens, with EOS appended when the model wants it.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<i64>> {
+        let enc = self
+            .tokenizer
+            .encode(text, !self.manifest.append_eos)
+            .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
+        Ok(self.fit(enc.get_ids()))
+    }
+
+    /// Truncation to max_tokens and the EOS rule applied to raw token ids.
+    fn fit(&self, raw: &[u32]) -> Vec<i64> {
+        let m = &self.manifest;
+        let mut ids: Vec<i64> = raw.iter().map(|&i| i as i64).collect();
+        let max = m.max_tokens.max(2);
+        if m.append_eos {
+            let eos = m.eos_token_id.unwrap_or(151643);
+            ids.truncate(max - 1);
+            ids.push(eos);
+        } else if ids.len() > max {
+            // keep the final special token (e.g. [SEP]) when truncating
+            let last = *ids.last().unwrap_or(&0);
+            ids.truncate(max - 1);
+            ids.push(last);
+        }
+        ids
+    }
+
+    /// Embeds texts (already prefixed); vectors are pooled, normalised and truncated to `dim`.
+    pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if texts.iter().any(|t| t.trim().is_empty()) {
+            return Err(Error::other("cannot embed an empty text"));
+        }
+        // Tokenized in parallel (rayon, inside the tokenizers crate).
+        let toks: Vec<Vec<i64>> = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), !self.manifest.append_eos)
+            .map_err(|e| Error::other(format!("tokenizer: {e}")))?
+            .iter()
+            .map(|enc| self.fit(enc.get_ids()))
+            .collect();
+        // Sort by length so each batch pads little; results go back in input order.
+        let mut order: Vec<usize> = (0..toks.len()).collect();
+        order.sort_by_key(|&i| toks[i].len());
+        let mut out = vec![Vec::new(); toks.len()];
+        for chunk in order.chunks(self.batch) {
+            let batch: Vec<&[i64]> = chunk.iter().map(|&i| toks[i].as_slice()).collect();
+            let vecs = self.run_batch(&batch)?;
+            for (&i, v) in chunk.iter().zip(vecs) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn run_batch(&mut self, batch: &[&[i64]]) -> Result<Vec<Vec<f32>>> {
+        let m = &self.manifest;
+        let b = batch.len();
+        let len = batch.iter().map(|t| t.len()).max().unwrap_or(0);
+        let pad = m.pad_token_id.unwrap_or(0);
+        let left = m.padding == "left";
+        let mut ids = vec![pad; b * len];
+        let mut mask = vec![0i64; b * len];
+        for (r, t) in batch.iter().enumerate() {
+            let off = if left { len - t.len() } else { 0 };
+            for (j, &id) in t.iter().enumerate() {
+                ids[r * len + off + j] = id;
+                mask[r * len + off + j] = 1;
+            }
+        }
+        let mut pos = vec![0i64; b * len];
+        for r in 0..b {
+            let mut c = 0i64;
+            for j in 0..len {
+                c += mask[r * len + j];
+                pos[r * len + j] = (c - 1).max(0);
+            }
+        }
+        let shape = [b as i64, len as i64];
+        let tensor = |data: Vec<i64>| -> Result<SessionInputValue<'static>> {
+            Tensor::from_array((shape, data))
+                .map(Into::into)
+                .map_err(|e| Error::other(format!("onnx input: {e}")))
+        };
+        let mut inputs: Vec<(Cow<'static, str>, SessionInputValue<'static>)> = Vec::new();
+        for (role, name) in &m.inputs {
+            let data = match role.as_str() {
+                "input_ids" => ids.clone(),
+                "attention_mask" => mask.clone(),
+                "position_ids" => pos.clone(),
+                "token_type_ids" => vec![0i64; b * len],
+                other => {
+                    return Err(Error::other(format!(
+                        "model {}: unknown input role {other:?}",
+                        m.name
+                    )));
+                }
+            };
+            inputs.push((Cow::Owned(name.clone()), tensor(data)?));
+        }
+        let output_name = m.output.clone();
+        let pooling = m.pooling.clone();
+        let normalize = m.normalize;
+        let dim = self.dim;
+        let name = m.name.clone();
+        let outputs = self
+            .session
+            .run(inputs)
+            .map_err(|e| Error::other(format!("model {name}: inference failed: {e}")))?;
+        let value = outputs.get(output_name.as_str()).ok_or_else(|| {
+            Error::other(format!("model {name}: no output named {output_name:?}"))
+        })?;
+        let (oshape, data) = value
+            .try_extract_tensor::<f32>()
+            .map_err(|e| Error::other(format!("model {name}: output: {e}")))?;
+        let dims: Vec<usize> = oshape.iter().map(|&d| d as usize).collect();
+        let mut res = Vec::with_capacity(b);
+        for r in 0..b {
+            let v: Vec<f32> = match (pooling.as_str(), dims.as_slice()) {
+                ("none", [_, h]) => data[r * h..(r + 1) * h].to_vec(),
+                ("mean", [_, s, h]) => {
+                    let mut acc = vec![0f32; *h];
+                    let mut n = 0f32;
+                    for j in 0..*s {
+                        if mask[r * len + j] == 1 {
+                            n += 1.0;
+                            let row = &data[(r * s + j) * h..(r * s + j + 1) * h];
+                            for (a, x) in acc.iter_mut().zip(row) {
+                                *a += x;
+                            }
+                        }
+                    }
+                    acc.iter().map(|a| a / n.max(1.0)).collect()
+                }
+                ("last_token", [_, s, h]) => {
+                    let last = (0..*s).rev().find(|&j| mask[r * len + j] == 1).unwrap_or(0);
+                    data[(r * s + last) * h..(r * s + last + 1) * h].to_vec()
+                }
+                (p, d) => {
+                    return Err(Error::other(format!(
+                        "model {name}: output shape {d:?} does not fit pooling {p}"
+                    )));
+                }
+            };
+            res.push(finish(v, dim, normalize));
+        }
+        Ok(res)
+    }
+}
+
+/// L2-normalises, truncates to `dim` (Matryoshka) and renormalises.
+pub fn finish(mut v: Vec<f32>, dim: usize, normalize: bool) -> Vec<f32> {
+    if normalize {
+        l2(&mut v);
+    }
+    if dim < v.len() {
+        v.truncate(dim);
+        l2(&mut v);
+    }
+    v
+}
+
+fn l2(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        for x in v.iter_mut() {
+            *x /= n;
+        }
+    }
+}
+
+/// Cosine similarity of two vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb).max(f32::MIN_POSITIVE)
+}
+
+/// Little-endian f32 bytes of a vector (the `vector` blob layout).
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The text embedded for an observation: title, summary, detail, facts and concepts.
+pub fn observation_text(
+    title: &str,
+    summary: &str,
+    detail: Option<&str>,
+    facts: &[String],
+    concepts: &[String],
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for p in [title, summary, detail.unwrap_or("")] {
+        if !p.trim().is_empty() {
+            parts.push(p.trim().to_string());
+        }
+    }
+    if !facts.is_empty() {
+        parts.push(facts.join("\n"));
+    }
+    if !concepts.is_empty() {
+        parts.push(concepts.join(", "));
+    }
+    parts.join("\n")
+}

@@ -1,0 +1,243 @@
+//! The embedding cache and the `embeddings` table: what is pending, what is cached, writing
+//! vectors. `embed_query` is the entry point for search.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{Embedder, Manifest, from_blob, resolve_model, sha256_hex, to_blob};
+use crate::Result;
+use crate::store::now;
+
+/// A cached vector for (model, dim, sha256 of the exact input text), refreshing its use time.
+pub fn cache_get(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    text: &str,
+) -> Result<Option<Vec<f32>>> {
+    let hash = sha256_hex(text);
+    let v: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT vector FROM embedding_cache WHERE model=?1 AND dim=?2 AND text_hash=?3",
+            params![model, dim as i64, hash],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if v.is_some() {
+        conn.execute(
+            "UPDATE embedding_cache SET last_used_at=?4 WHERE model=?1 AND dim=?2 AND text_hash=?3",
+            params![model, dim as i64, hash, now()],
+        )?;
+    }
+    Ok(v.map(|b| from_blob(&b)))
+}
+
+pub fn cache_put(conn: &Connection, model: &str, dim: usize, text: &str, v: &[f32]) -> Result<()> {
+    let t = now();
+    conn.execute(
+        "INSERT INTO embedding_cache(model, dim, text_hash, vector, created_at, last_used_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT(model, dim, text_hash) DO UPDATE SET vector=excluded.vector, last_used_at=excluded.last_used_at",
+        params![model, dim as i64, sha256_hex(text), to_blob(v), t],
+    )?;
+    Ok(())
+}
+
+/// The vector of a search query: prefix by kind, cache lookup (no model load on a hit), else
+/// load the model, embed and cache. `model` is a name or directory, `dim` None = model's own.
+pub fn embed_query(
+    conn: &Connection,
+    model: &str,
+    dim: Option<usize>,
+    kind: Option<&str>,
+    query: &str,
+) -> Result<Vec<f32>> {
+    let dir = resolve_model(model)?;
+    let manifest = Manifest::load(&dir)?;
+    let dim = manifest.output_dim(dim)?;
+    let text = format!("{}{}", manifest.query_prefix(kind), query);
+    if let Some(v) = cache_get(conn, &manifest.name, dim, &text)? {
+        return Ok(v);
+    }
+    let mut e = Embedder::load(&dir, Some(dim))?;
+    let v = e.embed(&[&text])?.remove(0);
+    cache_put(conn, &manifest.name, dim, &text, &v)?;
+    Ok(v)
+}
+
+/// One thing to embed from the database.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub owner_kind: &'static str,
+    pub owner_id: i64,
+    /// The document text (document prefix included).
+    pub text: String,
+}
+
+fn json_list(s: &str) -> Vec<String> {
+    serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
+}
+
+/// Observations and session summaries whose embedding for (model, dim) is missing or was made
+/// from another text. Returns (pending, up to date).
+pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<(Vec<Pending>, usize)> {
+    let mut items = Vec::new();
+    let mut st = conn.prepare(
+        "SELECT id, title, summary, detail, facts, concepts FROM observations ORDER BY id",
+    )?;
+    let rows = st.query_map([], |r| {
+        let facts: String = r.get(4)?;
+        let concepts: String = r.get(5)?;
+        Ok((
+            r.get::<_, i64>(0)?,
+            super::observation_text(
+                &r.get::<_, String>(1)?,
+                &r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?.as_deref(),
+                &json_list(&facts),
+                &json_list(&concepts),
+            ),
+        ))
+    })?;
+    for row in rows {
+        let (id, text) = row?;
+        items.push(("observation", id, text));
+    }
+    let mut st = conn.prepare(
+        "SELECT rowid, COALESCE(title,''), summary FROM sessions WHERE summary IS NOT NULL AND trim(summary) != '' ORDER BY rowid",
+    )?;
+    let rows = st.query_map([], |r| {
+        let title: String = r.get(1)?;
+        let summary: String = r.get(2)?;
+        Ok((
+            r.get::<_, i64>(0)?,
+            super::observation_text(&title, &summary, None, &[], &[]),
+        ))
+    })?;
+    for row in rows {
+        let (id, text) = row?;
+        items.push(("session", id, text));
+    }
+    let mut have = conn.prepare(
+        "SELECT content_hash FROM embeddings WHERE owner_kind=?1 AND owner_id=?2 AND model=?3 AND dim=?4",
+    )?;
+    let mut out = Vec::new();
+    let mut current = 0;
+    for (kind, id, text) in items {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let text = format!("{}{}", m.document_prefix, text);
+        let hash = sha256_hex(&text);
+        let old: Option<String> = have
+            .query_row(params![kind, id, m.name, dim as i64], |r| r.get(0))
+            .optional()?;
+        if old.as_deref() == Some(hash.as_str()) {
+            current += 1;
+        } else {
+            out.push(Pending {
+                owner_kind: kind,
+                owner_id: id,
+                text,
+            });
+        }
+    }
+    Ok((out, current))
+}
+
+/// Stores one owner's vector.
+pub fn put_embedding(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    p: &Pending,
+    v: &[f32],
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO embeddings(owner_kind, owner_id, model, dim, vector, content_hash, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT(owner_kind, owner_id, model, dim) DO UPDATE SET
+           vector=excluded.vector, content_hash=excluded.content_hash, created_at=excluded.created_at",
+        params![
+            p.owner_kind,
+            p.owner_id,
+            model,
+            dim as i64,
+            to_blob(v),
+            sha256_hex(&p.text),
+            now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Totals of a database run.
+#[derive(Debug, Default, Clone)]
+pub struct DbRun {
+    pub pending: usize,
+    pub up_to_date: usize,
+    pub embedded: usize,
+    pub cache_hits: usize,
+    /// Embeddings dropped because their owner no longer exists.
+    pub removed: usize,
+}
+
+/// Embeds every pending owner; the model is loaded only when some text is not in the cache.
+/// `progress` is called with (done, total) after each batch.
+pub fn embed_database(
+    conn: &mut Connection,
+    model_dir: &Path,
+    dim: Option<usize>,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<DbRun> {
+    let m = Manifest::load(model_dir)?;
+    let dim = m.output_dim(dim)?;
+    let (pending, up_to_date) = pending(conn, &m, dim)?;
+    let mut run = DbRun {
+        pending: pending.len(),
+        up_to_date,
+        ..DbRun::default()
+    };
+    let mut misses = Vec::new();
+    {
+        let tx = conn.transaction()?;
+        // Vectors of owners that are gone (deleted observations, sessions) go too.
+        run.removed = tx.execute(
+            "DELETE FROM embeddings WHERE
+               (owner_kind='observation' AND owner_id NOT IN (SELECT id FROM observations))
+            OR (owner_kind='session' AND owner_id NOT IN (SELECT rowid FROM sessions))",
+            [],
+        )?;
+        for p in &pending {
+            match cache_get(&tx, &m.name, dim, &p.text)? {
+                Some(v) => {
+                    put_embedding(&tx, &m.name, dim, p, &v)?;
+                    run.cache_hits += 1;
+                }
+                None => misses.push(p.clone()),
+            }
+        }
+        tx.commit()?;
+    }
+    if misses.is_empty() {
+        return Ok(run);
+    }
+    let mut e = Embedder::load(model_dir, Some(dim))?;
+    let total = misses.len();
+    let mut done = 0;
+    for chunk in misses.chunks(64) {
+        let texts: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).collect();
+        let vecs = e.embed(&texts)?;
+        let tx = conn.transaction()?;
+        for (p, v) in chunk.iter().zip(&vecs) {
+            cache_put(&tx, &m.name, dim, &p.text, v)?;
+            put_embedding(&tx, &m.name, dim, p, v)?;
+        }
+        tx.commit()?;
+        done += chunk.len();
+        run.embedded += chunk.len();
+        progress(done, total);
+    }
+    Ok(run)
+}

@@ -1,0 +1,602 @@
+//! mem-embed with the real ONNX Runtime and real models: all-MiniLM-L6-v2 int8 and a tiny
+//! random-weight Qwen3-architecture model, prepared by `scripts/test` (fetch-models, pyenv,
+//! gen_qwen3_onnx.py). The models are found via MEMKIT_TEST_MODELS, else the default model cache.
+
+use std::path::PathBuf;
+
+use memkit::embed::{self, Embedder};
+use serde_json::Value;
+
+use crate::{Env, jsonl, show};
+
+/// The prepared model cache; fails (never skips) when it is not there.
+fn models() -> PathBuf {
+    let dir = std::env::var("MEMKIT_TEST_MODELS")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache"));
+            home.join("memkit/models")
+        });
+    for need in [
+        "runtime/libonnxruntime.so",
+        "minilm-l6/model.onnx",
+        "minilm-l6/manifest.json",
+        "qwen3-tiny/model.onnx",
+        "qwen3-tiny/manifest.json",
+    ] {
+        assert!(
+            dir.join(need).is_file(),
+            "{} is missing: run scripts/test (it fetches the runtime and models and generates the tiny Qwen3 model), or set MEMKIT_TEST_MODELS",
+            dir.join(need).display()
+        );
+    }
+    dir
+}
+
+fn env() -> Env {
+    Env::new().set("MEM_MODELS", models().to_str().unwrap())
+}
+
+fn in_process(model: &str) -> Embedder {
+    let m = models();
+    embed::init_runtime_at(&m.join("runtime/libonnxruntime.so")).unwrap();
+    Embedder::load(&m.join(model), None).unwrap()
+}
+
+fn vectors(out: &std::process::Output) -> Vec<Vec<f32>> {
+    jsonl(out)
+        .iter()
+        .map(|r| {
+            r["vector"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no vector in {r}"))
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        })
+        .collect()
+}
+
+fn records(texts: &[&str]) -> Vec<u8> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i, "text": t}).to_string() + "\n")
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+#[test]
+fn minilm_related_pairs_score_above_unrelated() {
+    let env = env();
+    let texts = [
+        "fix login bug",
+        "repair authentication failure",
+        "bake sourdough bread",
+    ];
+    let out = env.ok(
+        "mem-embed",
+        &["-", "--model", "minilm-l6"],
+        &records(&texts),
+    );
+    let recs = jsonl(&out);
+    assert_eq!(recs[1]["text"], texts[1], "records come back whole");
+    let v = vectors(&out);
+    assert_eq!(v[0].len(), 384);
+    for x in &v {
+        assert!((norm(x) - 1.0).abs() < 1e-4);
+    }
+    let related = embed::cosine(&v[0], &v[1]);
+    let unrelated = embed::cosine(&v[0], &v[2]).max(embed::cosine(&v[1], &v[2]));
+    assert!(
+        related > unrelated + 0.2,
+        "related {related} vs unrelated {unrelated}"
+    );
+}
+
+#[test]
+fn qwen3_batch_of_mixed_lengths_equals_one_at_a_time() {
+    let env = env();
+    let texts = [
+        "hi",
+        "fix the login bug in the session middleware",
+        "a considerably longer text: the indexer now writes one usearch file per model and dimension, and search reads the query vector from the embedding cache",
+        "cargo",
+    ];
+    let batch = vectors(&env.ok(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny"],
+        &records(&texts),
+    ));
+    for (i, t) in texts.iter().enumerate() {
+        let alone = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny"], &records(&[t])));
+        let c = embed::cosine(&batch[i], &alone[0]);
+        assert!(c >= 0.99999, "text {i}: cosine {c}");
+    }
+    // Different texts do differ (the comparison above is not vacuous).
+    assert!(embed::cosine(&batch[0], &batch[1]) < 0.999);
+}
+
+#[test]
+fn qwen3_tokens_end_with_eos_and_are_truncated_to_max_tokens() {
+    let e = in_process("qwen3-tiny");
+    let ids = e.token_ids("fix the login bug").unwrap();
+    assert_eq!(*ids.last().unwrap(), 151643, "{ids:?}");
+    assert_eq!(ids.iter().filter(|&&i| i == 151643).count(), 1);
+    let long = "word ".repeat(5000);
+    let ids = e.token_ids(&long).unwrap();
+    assert_eq!(ids.len(), e.manifest.max_tokens);
+    assert_eq!(*ids.last().unwrap(), 151643);
+    // Bert-style models keep [CLS] … [SEP] and no EOS is appended.
+    let m = in_process("minilm-l6");
+    let ids = m.token_ids("fix the login bug").unwrap();
+    assert_eq!(ids[0], 101);
+    assert_eq!(*ids.last().unwrap(), 102);
+}
+
+#[test]
+fn qwen3_left_padding_and_last_token_pooling_match_a_single_text() {
+    let mut e = in_process("qwen3-tiny");
+    // In one batch, the short text is left-padded with the long one; its vector must be the
+    // one it gets alone, which holds only when position ids skip the padding and the pooled
+    // token is the final (EOS) one.
+    let short = "login";
+    let long = "the session middleware dropped the refresh token after the login redirect";
+    let both = e.embed(&[short, long]).unwrap();
+    let alone = e.embed(&[short]).unwrap();
+    let c = embed::cosine(&both[0], &alone[0]);
+    assert!(c >= 0.99999, "cosine {c}");
+}
+
+#[test]
+fn query_prefix_changes_the_vector_and_equals_the_prefixed_document() {
+    let env = env();
+    let q = "why did login fail";
+    let doc = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny"], &records(&[q])));
+    let query = vectors(&env.ok(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny", "--query", "observations"],
+        &records(&[q]),
+    ));
+    assert!(embed::cosine(&doc[0], &query[0]) < 0.9999);
+    let manifest = embed::Manifest::load(&models().join("qwen3-tiny")).unwrap();
+    let prefixed = format!("{}{q}", manifest.query_prefix(Some("observations")));
+    let same = vectors(&env.ok(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny"],
+        &records(&[&prefixed]),
+    ));
+    assert!(embed::cosine(&same[0], &query[0]) >= 0.99999);
+    let code = manifest.query_prefix(Some("code"));
+    assert_ne!(code, manifest.query_prefix(Some("observations")));
+}
+
+#[test]
+fn truncated_dimensions_are_unit_length_prefixes_of_the_full_vector() {
+    let env = env();
+    let text = records(&["matryoshka truncation keeps the leading dimensions"]);
+    let full = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny"], &text));
+    assert_eq!(full[0].len(), 64);
+    for dim in [32usize, 16] {
+        let d = dim.to_string();
+        let v = vectors(&env.ok(
+            "mem-embed",
+            &["-", "--model", "qwen3-tiny", "--dim", &d],
+            &text,
+        ));
+        assert_eq!(v[0].len(), dim);
+        assert!((norm(&v[0]) - 1.0).abs() < 1e-5);
+        let head = &full[0][..dim];
+        assert!(embed::cosine(&v[0], head) >= 0.99999);
+    }
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny", "--dim", "128"],
+        &text,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
+#[test]
+fn observation_records_get_vectors_and_other_records_pass_through() {
+    let env = env();
+    let input = concat!(
+        r#"{"type":"observation","v":1,"kind":"bugfix","title":"Fix login bug","summary":"Refresh token kept","facts":["middleware dropped it"],"concepts":["auth"]}"#,
+        "\n",
+        r#"{"type":"summary","v":1,"tool":"mem-compress","counts":{},"elapsed_ms":1}"#,
+        "\n"
+    );
+    let out = env.ok(
+        "mem-embed",
+        &["-", "--model", "minilm-l6"],
+        input.as_bytes(),
+    );
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0]["title"], "Fix login bug");
+    assert_eq!(recs[0]["vector"].as_array().unwrap().len(), 384);
+    assert_eq!(recs[1]["type"], "summary");
+    assert!(recs[1].get("vector").is_none());
+}
+
+#[test]
+fn a_one_megabyte_text_is_truncated_and_embedded() {
+    let env = env();
+    let big = "the quick brown fox jumps over the lazy dog ".repeat(1 << 20 >> 6);
+    assert!(big.len() >= 700_000);
+    let out = env.ok(
+        "mem-embed",
+        &["-", "--model", "minilm-l6"],
+        &records(&[&big]),
+    );
+    let v = vectors(&out);
+    assert_eq!(v[0].len(), 384);
+    assert!((norm(&v[0]) - 1.0).abs() < 1e-4);
+}
+
+fn assert_clean_error(out: &std::process::Output, code: i32, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{}", show(out));
+    assert!(err.starts_with("mem-embed: error: "), "{}", show(out));
+    assert!(err.contains(needle), "{needle:?} not in {}", show(out));
+    assert!(!err.contains("panicked"), "{}", show(out));
+    assert!(out.stdout.is_empty(), "{}", show(out));
+}
+
+#[test]
+fn invalid_jsonl_and_empty_text_are_input_errors_naming_the_line() {
+    let env = env();
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "minilm-l6"],
+        b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\": oops}\n",
+    );
+    assert_clean_error(&out, 3, "<stdin>:2:");
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "minilm-l6"],
+        b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\"   \"}\n",
+    );
+    assert_clean_error(&out, 3, "<stdin>:2: empty text");
+    let file = env.dir.path().join("in.jsonl");
+    std::fs::write(&file, "{\"id\":1}\n").unwrap();
+    let out = env.run(
+        "mem-embed",
+        &[file.to_str().unwrap(), "--model", "minilm-l6"],
+        b"",
+    );
+    assert_clean_error(&out, 3, "in.jsonl:1:");
+}
+
+#[test]
+fn missing_runtime_missing_model_and_corrupt_model_are_clear_errors() {
+    let models = models();
+    let input = records(&["fix login bug"]);
+    // No runtime: a model cache without runtime/, the model given by directory.
+    let env = Env::new();
+    let minilm = models.join("minilm-l6");
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", minilm.to_str().unwrap()],
+        &input,
+    );
+    assert_clean_error(&out, 5, "scripts/fetch-models");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ONNX Runtime not found"));
+    let out = env
+        .set("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so")
+        .run(
+            "mem-embed",
+            &["-", "--model", minilm.to_str().unwrap()],
+            &input,
+        );
+    assert_clean_error(&out, 5, "ORT_DYLIB_PATH=/nonexistent/libonnxruntime.so");
+    // No model of that name.
+    let env = self::env();
+    let out = env.run("mem-embed", &["-", "--model", "no-such-model"], &input);
+    assert_clean_error(&out, 5, "model \"no-such-model\" not found");
+    // A corrupt model.onnx next to a good tokenizer and manifest.
+    let bad = env.dir.path().join("bad-model");
+    std::fs::create_dir_all(&bad).unwrap();
+    for f in ["tokenizer.json", "manifest.json"] {
+        std::fs::copy(minilm.join(f), bad.join(f)).unwrap();
+    }
+    std::fs::write(bad.join("model.onnx"), b"this is not an onnx model").unwrap();
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", bad.to_str().unwrap()],
+        &input,
+    );
+    assert_clean_error(&out, 5, "cannot load model");
+    // A truncated model file.
+    let good = std::fs::read(minilm.join("model.onnx")).unwrap();
+    std::fs::write(bad.join("model.onnx"), &good[..good.len() / 3]).unwrap();
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", bad.to_str().unwrap()],
+        &input,
+    );
+    assert_clean_error(&out, 5, "cannot load model");
+}
+
+fn seed(env: &Env) {
+    let conn = memkit::store::open(&env.db_path()).unwrap();
+    let now = "2026-01-01T00:00:00Z";
+    for (title, summary, facts) in [
+        (
+            "Fix login bug",
+            "Refresh token kept",
+            r#"["middleware dropped it"]"#,
+        ),
+        ("Add search", "FTS5 over observations", "[]"),
+        ("Refactor store", "One transaction per batch", "[]"),
+    ] {
+        conn.execute(
+            "INSERT INTO observations(type, title, summary, facts, concepts, created_at, updated_at)
+             VALUES ('change', ?1, ?2, ?3, '[\"auth\"]', ?4, ?4)",
+            rusqlite::params![title, summary, facts, now],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "INSERT INTO sessions(session_id, title, summary) VALUES ('s1', 'Login work', 'Fixed the login bug')",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO sessions(session_id, title) VALUES ('s2', 'No summary yet')",
+        [],
+    )
+    .unwrap();
+}
+
+fn summary(out: &std::process::Output) -> Value {
+    let recs = jsonl(out);
+    let last = recs.last().expect("a summary record").clone();
+    assert_eq!(last["type"], "summary", "{}", show(out));
+    last["counts"].clone()
+}
+
+#[test]
+fn database_mode_embeds_pending_once_and_uses_the_cache() {
+    let env = env();
+    seed(&env);
+    let args = ["--model", "qwen3-tiny"];
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(c["embedded"], 4, "{c}");
+    assert_eq!(c["pending"], 4);
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE model='qwen3-tiny' AND dim=64"),
+        4
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE length(vector) = 64*4"),
+        4
+    );
+    assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 4);
+    // The stored hash is the sha256 of the embedded text; the vector is unit length.
+    let (hash, blob): (String, Vec<u8>) = env
+        .db()
+        .query_row(
+            "SELECT content_hash, vector FROM embeddings WHERE owner_kind='session'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(hash, embed::sha256_hex("Login work\nFixed the login bug"));
+    assert!((norm(&embed::from_blob(&blob)) - 1.0).abs() < 1e-5);
+
+    // Re-running embeds nothing.
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(c["embedded"], 0, "{c}");
+    assert_eq!(c["pending"], 0);
+    assert_eq!(c["up_to_date"], 4);
+
+    // An edited observation is embedded again; only it.
+    env.db()
+        .execute(
+            "UPDATE observations SET title='Fix the login bug' WHERE id=1",
+            [],
+        )
+        .unwrap();
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(
+        (c["pending"].as_u64(), c["embedded"].as_u64()),
+        (Some(1), Some(1)),
+        "{c}"
+    );
+
+    // Lost embeddings come back from the cache without a model load: even a broken model
+    // file is never opened.
+    env.db().execute("DELETE FROM embeddings", []).unwrap();
+    let copy = env.dir.path().join("qwen3-copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["tokenizer.json", "manifest.json"] {
+        std::fs::copy(models().join("qwen3-tiny").join(f), copy.join(f)).unwrap();
+    }
+    std::fs::write(copy.join("model.onnx"), b"broken").unwrap();
+    let c = summary(&env.ok("mem-embed", &["--model", copy.to_str().unwrap()], b""));
+    assert_eq!(c["cache_hits"], 4, "{c}");
+    assert_eq!(c["embedded"], 0);
+
+    // A deleted observation loses its vector.
+    env.db()
+        .execute("DELETE FROM observations WHERE id=3", [])
+        .unwrap();
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(
+        (c["removed"].as_u64(), c["embedded"].as_u64()),
+        (Some(1), Some(0)),
+        "{c}"
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE owner_kind='observation' AND owner_id=3"),
+        0
+    );
+
+    // Another dimension is another embedding.
+    let c = summary(&env.ok("mem-embed", &["--model", "qwen3-tiny", "--dim", "32"], b""));
+    assert_eq!(c["embedded"], 3, "{c}");
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE dim=32 AND length(vector)=128"),
+        3
+    );
+}
+
+#[test]
+fn embed_query_reuses_cached_query_vectors() {
+    let m = models();
+    embed::init_runtime_at(&m.join("runtime/libonnxruntime.so")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("qwen3");
+    std::fs::create_dir_all(&model).unwrap();
+    for f in ["tokenizer.json", "manifest.json", "model.onnx"] {
+        std::fs::copy(m.join("qwen3-tiny").join(f), model.join(f)).unwrap();
+    }
+    let conn = memkit::store::open(&dir.path().join("mem.db")).unwrap();
+    let spec = model.to_str().unwrap();
+    let q = "why did login fail";
+    let v = embed::store::embed_query(&conn, spec, Some(32), Some("observations"), q).unwrap();
+    assert_eq!(v.len(), 32);
+    let manifest = embed::Manifest::load(&model).unwrap();
+    let text = format!("{}{q}", manifest.query_prefix(Some("observations")));
+    let hash: String = conn
+        .query_row("SELECT text_hash FROM embedding_cache", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hash, embed::sha256_hex(&text));
+    // With the model file broken, the cached query still answers (no model load on a hit).
+    std::fs::write(model.join("model.onnx"), b"broken").unwrap();
+    let again = embed::store::embed_query(&conn, spec, Some(32), Some("observations"), q).unwrap();
+    assert_eq!(v, again);
+    // A query not in the cache needs the model, and says so clearly.
+    let err = embed::store::embed_query(&conn, spec, Some(32), Some("code"), q).unwrap_err();
+    assert!(err.to_string().contains("cannot load model"), "{err}");
+}
+
+#[test]
+fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_absent() {
+    // A model cache holding only the runtime and MiniLM.
+    let m = models();
+    let env = Env::new();
+    let cache = env.dir.path().join("models");
+    std::fs::create_dir_all(&cache).unwrap();
+    for d in ["runtime", "minilm-l6"] {
+        std::os::unix::fs::symlink(m.join(d), cache.join(d)).unwrap();
+    }
+    seed(&env);
+    let out = env.ok("mem-embed", &[], b"");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("qwen3-embedding-0.6b is not installed; using minilm-l6"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(summary(&out)["embedded"], 4);
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM embeddings WHERE model='all-minilm-l6-v2-int8' AND dim=384"
+        ),
+        4
+    );
+}
+
+/// The venv python with onnxruntime (scripts/pyenv), for reference computations.
+fn python() -> PathBuf {
+    let py = std::env::var("MEMKIT_TEST_PYTHON")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache"));
+            cache.join("memkit/venv/bin/python")
+        });
+    assert!(
+        py.is_file(),
+        "{} is missing: run scripts/test (it creates the Python venv with onnxruntime), or set MEMKIT_TEST_PYTHON",
+        py.display()
+    );
+    py
+}
+
+/// Raw ONNX Runtime in Python, one text at a time (no padding): pooled per the manifest and
+/// L2-normalised. The independent reference for our batching, padding and pooling.
+const REFERENCE: &str = r#"
+import json, sys
+import numpy as np, onnxruntime as ort
+req = json.load(sys.stdin)
+m = req["manifest"]
+s = ort.InferenceSession(req["model"], providers=["CPUExecutionProvider"])
+out = []
+for ids in req["ids"]:
+    n = len(ids)
+    feeds = {}
+    for role, name in m["inputs"].items():
+        feeds[name] = {
+            "input_ids": np.array([ids], dtype=np.int64),
+            "attention_mask": np.ones((1, n), dtype=np.int64),
+            "position_ids": np.arange(n, dtype=np.int64)[None, :],
+            "token_type_ids": np.zeros((1, n), dtype=np.int64),
+        }[role]
+    h = s.run([m["output"]], feeds)[0][0]
+    v = h[-1] if m["pooling"] == "last_token" else h.mean(axis=0)
+    out.append((v / np.linalg.norm(v)).tolist())
+print(json.dumps(out))
+"#;
+
+#[test]
+fn pooling_matches_raw_onnx_runtime_in_python() {
+    let m = models();
+    for model in ["qwen3-tiny", "minilm-l6"] {
+        let mut e = in_process(model);
+        let texts = [
+            "hi",
+            "fix the login bug in the session middleware",
+            "the indexer writes one usearch file per model and dimension",
+        ];
+        let ids: Vec<Vec<i64>> = texts.iter().map(|t| e.token_ids(t).unwrap()).collect();
+        let ours = e.embed(&texts).unwrap();
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(m.join(model).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let req = serde_json::json!({
+            "model": m.join(model).join("model.onnx"),
+            "manifest": manifest,
+            "ids": ids,
+        });
+        let mut child = std::process::Command::new(python())
+            .args(["-c", REFERENCE])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(req.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        let reference: Vec<Vec<f32>> = serde_json::from_slice(&out.stdout).unwrap();
+        for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
+            assert_eq!(a.len(), b.len());
+            let c = embed::cosine(a, b);
+            assert!(
+                c >= 0.99999,
+                "{model} text {i}: cosine {c} to the reference"
+            );
+        }
+    }
+}
