@@ -102,6 +102,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "mem-search weight of the fused BM25/vector rank, 0..1 scaled (default 1.0).",
     ),
     (
+        "MEM_SEARCH_WEIGHT_LEXICAL",
+        "mem-search weight of the BM25/FTS5 score scaled by the query's best (default 0.5).",
+    ),
+    (
         "MEM_SEARCH_WEIGHT_SIMILARITY",
         "mem-search weight of the query/record cosine similarity (default 0.5).",
     ),

@@ -437,9 +437,10 @@ fn probe_full_explain_type_session_limit_and_min_score() {
     );
     for h in &ex {
         let e = &h["explain"];
-        let w = [1.0, 0.5, 0.2, 0.1, 0.3, 0.2];
+        let w = [1.0, 0.5, 0.5, 0.2, 0.1, 0.3, 0.2];
         let parts = [
             "relevance",
+            "lexical_match",
             "similarity",
             "recency",
             "type_weight",
@@ -504,6 +505,7 @@ fn probe_full_explain_type_session_limit_and_min_score() {
     let h = &hits[0];
     let e = &h["explain"];
     let sum = e["relevance"].as_f64().unwrap()
+        + 0.5 * e["lexical_match"].as_f64().unwrap()
         + 0.5 * e["similarity"].as_f64().unwrap()
         + 0.3 * e["files"].as_f64().unwrap()
         + 0.2 * e["same_project"].as_f64().unwrap();

@@ -192,26 +192,31 @@ pub fn update(
         Some((b, keys)) => (b.index, keys),
         None => {
             rep.rebuilt = true;
+            state.tags.clear();
             state.obs_updated_at = None;
             state.sessions.clear();
             (create(&dir)?, HashMap::new())
         }
     };
     let (_, fields) = schema();
+    let threads = if have.is_empty() {
+        opts.threads.max(1)
+    } else {
+        1
+    };
     let mut writer: IndexWriter<TantivyDocument> = index
-        .writer_with_num_threads(
-            opts.threads.max(1),
-            opts.heap.max((15 << 20) * opts.threads.max(1)),
-        )
+        .writer_with_num_threads(threads, opts.heap.max((15 << 20) * threads))
         .map_err(|e| index_err("bm25 writer", e))?;
 
     // Observations: the ones missing from the index, plus the ones changed since the last run.
     let mut db_keys: HashSet<u64> = HashSet::new();
-    let mut tags: HashSet<String> = HashSet::new();
+    // Known tags: those of the records (re)indexed now, plus those known before (a tag that
+    // disappears stays known until the next rebuild: harmless for filtering).
+    let mut tags: HashSet<String> = state.tags.iter().cloned().collect();
     let mut max_updated = state.obs_updated_at.clone();
     {
         let since = state.obs_updated_at.clone().unwrap_or_default();
-        let mut st = conn.prepare("SELECT id, updated_at, tags FROM observations")?;
+        let mut st = conn.prepare("SELECT id, updated_at FROM observations")?;
         let mut todo: Vec<i64> = Vec::new();
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
@@ -219,15 +224,6 @@ pub fn update(
             let upd: String = r.get(1)?;
             let key = crate::store::vector_key("observation", id);
             db_keys.insert(key);
-            if let Ok(serde_json::Value::Array(a)) =
-                serde_json::from_str::<serde_json::Value>(&r.get::<_, String>(2)?)
-            {
-                for t in a {
-                    if let Some(s) = t.as_str() {
-                        tags.insert(s.to_lowercase());
-                    }
-                }
-            }
             let known = have.contains_key(&key);
             if !known || upd > since {
                 todo.push(id);
@@ -249,6 +245,7 @@ pub fn update(
             let docs = st.query_map([], obs_doc)?;
             for d in docs {
                 let d = d?;
+                tags.extend(d.tags.iter().cloned());
                 if have.contains_key(&d.key) {
                     writer.delete_term(Term::from_field_u64(fields.key, d.key));
                 }

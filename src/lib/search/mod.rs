@@ -23,7 +23,7 @@ use tantivy::schema::IndexRecordOption;
 use crate::config::Config;
 use crate::index::bm25::{Bm25, TEXT_FIELDS};
 use crate::index::vectors::{Vectors, decode};
-use crate::index::{Doc, Layout, State};
+use crate::index::{Doc, Layout, State, VectorState};
 use crate::record::Hit;
 use crate::{Error, Result};
 
@@ -160,6 +160,7 @@ pub fn parse_bound(s: &str, before: bool) -> Result<i64> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Weights {
     pub relevance: f64,
+    pub lexical: f64,
     pub similarity: f64,
     pub recency: f64,
     #[serde(rename = "type")]
@@ -177,6 +178,7 @@ impl Default for Weights {
     fn default() -> Self {
         Weights {
             relevance: 1.0,
+            lexical: 0.5,
             similarity: 0.5,
             recency: 0.2,
             kind: 0.1,
@@ -217,6 +219,7 @@ impl Weights {
         };
         num("search_weight_relevance", &mut w.relevance)?;
         num("search_weight_similarity", &mut w.similarity)?;
+        num("search_weight_lexical", &mut w.lexical)?;
         num("search_weight_recency", &mut w.recency)?;
         num("search_weight_type", &mut w.kind)?;
         num("search_weight_files", &mut w.files)?;
@@ -275,6 +278,8 @@ pub struct Explain {
     pub rrf: f64,
     /// rrf scaled to 0..1 (1 = first in every list).
     pub relevance: f64,
+    /// Lexical (BM25 or FTS5) score scaled to 0..1 by the best of this query's candidates.
+    pub lexical_match: f64,
     /// Cosine similarity of the query vector and the record's vector (0 without vectors).
     pub similarity: f64,
     /// 0.5^(age / half-life).
@@ -295,7 +300,9 @@ pub struct Searcher {
     pub state: Option<State>,
     pub bm25: Option<Bm25>,
     pub bm25_error: Option<String>,
-    pub vectors: Option<Vectors>,
+    /// The vector index chosen for queries (opened on first use).
+    pub vector_state: Option<VectorState>,
+    vectors: std::cell::OnceCell<Option<Vectors>>,
     pub weights: Weights,
     pub embedder: Option<Box<dyn QueryEmbedder>>,
 }
@@ -314,7 +321,7 @@ impl Searcher {
             },
         };
         let weights = Weights::from_config(cfg)?;
-        let vectors = state.as_ref().and_then(|s| {
+        let vector_state = state.as_ref().and_then(|s| {
             let want_model = cfg.get("search_model");
             let want_dim: Option<usize> = cfg.get("search_dim").and_then(|d| d.parse().ok());
             let v = s
@@ -323,7 +330,7 @@ impl Searcher {
                 .filter(|v| want_model.as_ref().is_none_or(|m| m == &v.model))
                 .filter(|v| want_dim.is_none_or(|d| d == v.dim))
                 .max_by_key(|v| v.count)?;
-            Vectors::view(&layout.dir.join(&v.file), &v.model, v.dim).ok()
+            Some(v.clone())
         });
         Ok(Searcher {
             conn,
@@ -331,10 +338,21 @@ impl Searcher {
             state,
             bm25,
             bm25_error,
-            vectors,
+            vector_state,
+            vectors: std::cell::OnceCell::new(),
             weights,
             embedder: None,
         })
+    }
+
+    /// The vector index, memory-mapped on first use; `None` when missing or unreadable.
+    pub fn vectors(&self) -> Option<&Vectors> {
+        self.vectors
+            .get_or_init(|| {
+                let v = self.vector_state.as_ref()?;
+                Vectors::view(&self.layout.dir.join(&v.file), &v.model, v.dim).ok()
+            })
+            .as_ref()
     }
 
     /// A vector for `text` as a document (tags): cache, then the embedder.
@@ -361,7 +379,7 @@ impl Searcher {
 
     /// The query vector for the open vector index, when cached or embeddable.
     pub fn query_vector(&self, query: &str) -> Result<Option<Vec<f32>>> {
-        let Some(v) = &self.vectors else {
+        let Some(v) = &self.vector_state else {
             return Ok(None);
         };
         self.doc_vector(&v.model, v.dim, &query_text(&v.model, query))
@@ -404,7 +422,7 @@ impl Searcher {
                     add(k, &mut out);
                 }
             }
-            if let Some(v) = &self.vectors {
+            if let Some(v) = &self.vector_state {
                 let (model, dim) = (v.model.clone(), v.dim);
                 if let Some(tv) = self.doc_vector(&model, dim, &t)? {
                     if known_vecs.is_none() {
@@ -448,7 +466,8 @@ impl Searcher {
             },
         };
         // Vector candidates (over-fetched: filters apply afterwards).
-        let vector: Vec<(u64, f64)> = match (&qvec, &self.vectors) {
+        let vectors = if qvec.is_some() { self.vectors() } else { None };
+        let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
             (Some(q), Some(v)) => v
                 .search(q, (k * 4).min(1000))?
                 .into_iter()
@@ -456,12 +475,12 @@ impl Searcher {
                 .collect(),
             _ => vec![],
         };
-        if req.engine == Engine::Vector && qvec.is_none() {
+        if req.engine == Engine::Vector && vectors.is_none() {
             return Err(Error::Other(
                 "no query vector: the vector index or the cached query embedding is missing".into(),
             ));
         }
-        let mode = match (lex_name, qvec.is_some() && self.vectors.is_some()) {
+        let mode = match (lex_name, qvec.is_some() && vectors.is_some()) {
             (Some("bm25"), true) => "hybrid",
             (Some("fts"), true) => "hybrid",
             (Some(m), false) => m,
@@ -506,10 +525,11 @@ impl Searcher {
             e.0 += 1.0 / (rk + rank as f64 + 1.0);
             e.3 = Some(rank + 1);
         }
-        let sims: HashMap<u64, f64> = match (&qvec, &self.vectors) {
+        let sims: HashMap<u64, f64> = match (&qvec, vectors) {
             (Some(q), Some(v)) => self.similarities(q, &v.model, v.dim, fused.keys())?,
             _ => HashMap::new(),
         };
+        let lex_max = lexical.iter().map(|x| x.1).fold(0.0f64, f64::max);
         let now = chrono::Utc::now().timestamp_millis();
         let w = &self.weights;
         let files: Vec<String> = req.files.iter().map(|f| f.trim().to_string()).collect();
@@ -525,6 +545,10 @@ impl Searcher {
                     vector_rank: vr,
                     rrf,
                     relevance: rrf * (rk + 1.0) / lists,
+                    lexical_match: match ls {
+                        Some(s) if lex_max > 0.0 => (s / lex_max).clamp(0.0, 1.0),
+                        _ => 0.0,
+                    },
                     similarity: sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0),
                     recency: if w.half_life_days > 0.0 {
                         0.5f64.powf(age_days / w.half_life_days)
@@ -540,6 +564,7 @@ impl Searcher {
                     score: 0.0,
                 };
                 e.score = w.relevance * e.relevance
+                    + w.lexical * e.lexical_match
                     + w.similarity * e.similarity
                     + w.recency * e.recency
                     + w.kind * e.type_weight

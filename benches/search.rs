@@ -1,0 +1,209 @@
+//! Search and indexing figures on a 100,000-observation corpus made from the fixtures' real
+//! text (memkit::search::synth::corpus, seed 42). Run: `cargo bench --bench search`
+//! (MEMKIT_BENCH_N changes the corpus size).
+//!
+//! Prints: full BM25 rebuild, vector index build (256-d), incremental index of 1,000 new
+//! observations, and per-process wall time (start + index open + search) of mem-search in
+//! BM25 and hybrid mode (cached query vector), with peak RSS; the baseline is
+//! `mem-search --version` measured in the same run.
+
+mod common;
+
+use std::path::Path;
+use std::time::Instant;
+
+use memkit::index::{self, Layout, Options};
+use memkit::search::synth;
+
+const DIM: usize = 256;
+
+/// Runs a command, returning (wall ms, peak RSS MiB, exit code). The child is reaped by
+/// wait4 (which also reports its peak RSS), not by Child::wait.
+#[allow(clippy::zombie_processes)]
+fn timed(mut c: std::process::Command) -> (f64, f64, i32) {
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let t = Instant::now();
+    let child = c.spawn().expect("spawn");
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, writing into locals we own.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert!(r > 0, "wait4 failed");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (ms, ru.ru_maxrss as f64 / 1024.0, code)
+}
+
+fn run_many(home: &Path, queries: &[String], args: &[&str]) -> (f64, f64, f64, usize) {
+    let mut ms = Vec::new();
+    let mut rss: f64 = 0.0;
+    let mut found = 0;
+    for q in queries {
+        let mut c = common::cmd(home, "mem-search");
+        c.args(args).arg("--").arg(q);
+        let (t, r, code) = timed(c);
+        assert!(code == 0 || code == 1, "mem-search exited {code} for {q:?}");
+        found += (code == 0) as usize;
+        ms.push(t);
+        rss = rss.max(r);
+    }
+    (
+        common::median(&mut ms.clone()),
+        common::pct(&mut ms, 0.9),
+        rss,
+        found,
+    )
+}
+
+fn main() {
+    let n: usize = std::env::var("MEMKIT_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
+        return measure(Path::new(&h), n);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("fixtures");
+    let base: Vec<synth::Obs> = common::fixture_turns(&src)
+        .into_iter()
+        .flat_map(|t| t.obs)
+        .collect();
+    let home = tmp.path().join("mem");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
+    let t = Instant::now();
+    let corpus = synth::corpus(&base, n, 42, 12);
+    synth::insert(&mut conn, &corpus).unwrap();
+    println!(
+        "corpus: {n} observations from {} fixture observations (seed 42), stored in {:.1} s",
+        base.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let layout = Layout::new(&home);
+
+    let t = Instant::now();
+    index::update(
+        &conn,
+        &layout,
+        &Options {
+            rebuild: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let bm25_full = t.elapsed().as_secs_f64();
+    println!("full BM25 rebuild of {n}: {bm25_full:.2} s (target <= 30 s)");
+
+    let t = Instant::now();
+    synth::embed_observations(&mut conn, DIM).unwrap();
+    println!(
+        "hashed vectors written to the embeddings table (stand-in for mem-embed, not an index figure): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let reps = index::update(&conn, &layout, &Options::default()).unwrap();
+    let vec_s = t.elapsed().as_secs_f64();
+    assert!(
+        reps.iter()
+            .any(|r| r.name.starts_with("vectors") && r.docs == n as u64)
+    );
+    println!("vector index ({DIM}-d, f16) of {n}: {vec_s:.2} s (target <= 60 s)");
+
+    let extra = synth::corpus(&base, 1000, 4242, 12);
+    synth::insert(&mut conn, &extra).unwrap();
+    synth::embed_observations(&mut conn, DIM).unwrap();
+    let t = Instant::now();
+    let reps = index::update(&conn, &layout, &Options::default()).unwrap();
+    let inc = t.elapsed().as_secs_f64();
+    assert!(
+        reps.iter().all(|r| !r.rebuilt && r.added == 1000),
+        "{reps:?}"
+    );
+    println!(
+        "incremental index of 1,000 new observations (BM25 + vectors): {inc:.3} s (target <= 1 s)"
+    );
+
+    // Queries: words from real fixture titles and summaries.
+    let mut rng = synth::Rng(7);
+    let queries: Vec<String> = (0..60)
+        .map(|_| {
+            let o = &base[rng.below(base.len())];
+            let words: Vec<&str> = o
+                .summary
+                .split_whitespace()
+                .filter(|w| w.len() > 3 && w.chars().all(char::is_alphanumeric))
+                .collect();
+            if words.len() < 3 {
+                o.title.clone()
+            } else {
+                let i = rng.below(words.len() - 2);
+                words[i..i + 3].join(" ")
+            }
+        })
+        .collect();
+    for q in &queries {
+        synth::cache_query(&conn, q, DIM).unwrap();
+    }
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    drop(conn);
+
+    // Timing runs in a fresh process of this bench: a child forked from this big one would
+    // inherit its resident pages in ru_maxrss and pay for copying its page tables.
+    std::fs::write(home.join("bench-queries.txt"), queries.join("\n")).unwrap();
+    let st = std::process::Command::new(std::env::current_exe().unwrap())
+        .env("MEMKIT_BENCH_MEASURE", &home)
+        .env("MEMKIT_BENCH_N", n.to_string())
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+fn measure(home: &Path, n: usize) {
+    let queries: Vec<String> = std::fs::read_to_string(home.join("bench-queries.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let home = home.to_path_buf();
+    let mut base_ms = Vec::new();
+    for _ in 0..30 {
+        let mut c = common::cmd(&home, "mem-search");
+        c.arg("--version");
+        base_ms.push(timed(c).0);
+    }
+    let baseline = common::median(&mut base_ms);
+    println!("baseline (mem-search --version, process start only): p50 {baseline:.2} ms");
+    let project = ["--project", "/bench/project-3"];
+    let (p50, p90, rss, found) = run_many(
+        &home,
+        &queries,
+        &["--engine", "bm25", project[0], project[1]],
+    );
+    println!(
+        "mem-search BM25, one project (~{} records): p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, {found}/{} found (target p50 <= 10 ms, RSS <= 100 MB)",
+        n / 12,
+        p50 / baseline,
+        queries.len()
+    );
+    let (p50, p90, rss, found) = run_many(&home, &queries, &["--engine", "bm25", "--all-projects"]);
+    println!(
+        "mem-search BM25, all {n}: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, {found}/{} found",
+        p50 / baseline,
+        queries.len()
+    );
+    let (p50, p90, rss, found) = run_many(&home, &queries, &["--all-projects"]);
+    println!(
+        "mem-search hybrid (cached query vector), all {n}: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, {found}/{} found (target p50 <= 25 ms)",
+        p50 / baseline,
+        queries.len()
+    );
+    let (p50, _, rss, _) = run_many(&home, &queries, &["--all-projects", "--mode", "probe"]);
+    println!("mem-search hybrid --mode probe, all {n}: p50 {p50:.2} ms, peak RSS {rss:.1} MB");
+}
