@@ -192,8 +192,10 @@ pub trait ToolArgs: clap::Parser {
 pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
     let args: A = parse_args();
     let mut io = Io::std(prog, args.common());
-    let result = run(args, &mut io).and_then(|o| io.flush().map(|_| o));
-    exit_with(prog, result)
+    // Flush even when the tool failed: records written before the error must reach the pipe.
+    let result = run(args, &mut io);
+    let flushed = io.flush();
+    exit_with(prog, result.and_then(|o| flushed.map(|_| o)))
 }
 
 /// Parses argv with clap, mapping its errors to exit 2 (help and version to 0).

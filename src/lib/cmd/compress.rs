@@ -235,6 +235,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
             }
             let chunks = comp.compress(&g)?;
             let now = store::now();
+            let worked_at = g.items.iter().map(|i| i.created_at.clone()).max();
             let stored = tx(&conn, |c| {
                 let mut out = Vec::new();
                 for ch in &chunks {
@@ -246,9 +247,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
                             g.project.as_deref(),
                             &ch.ids,
                         );
+                        o.created_at = worked_at.clone().or_else(|| Some(now.clone()));
                         let (id, merged) = dedup::store(c, &o, &now)?;
                         o.id = Some(id);
-                        o.created_at = Some(now.clone());
                         out.push((o, merged));
                     }
                     let status = if ch.error.is_some() { "error" } else { "done" };

@@ -32,7 +32,7 @@ pub fn insert(conn: &Connection, o: &Observation, is_manual: bool, now: &str) ->
         "INSERT INTO observations (session_id, project, type, tool_name, title, summary, detail, facts,
             concepts, tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
             is_manual, content_hash, created_at, updated_at)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)",
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             o.session_id,
             o.project,
@@ -50,6 +50,9 @@ pub fn insert(conn: &Connection, o: &Observation, is_manual: bool, now: &str) ->
             o.tokens_compressed as i64,
             is_manual as i64,
             content_hash(o),
+            // When the work happened (the captures' time), so recency and date filters see
+            // imported sessions where they belong; updated_at is when it was stored.
+            o.created_at.as_deref().unwrap_or(now),
             now,
         ],
     )?;
