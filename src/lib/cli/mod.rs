@@ -123,6 +123,36 @@ impl Io {
         Ok(())
     }
 
+    /// Ends a bulk run: its totals as a `summary` record in JSONL, else one line on stderr.
+    pub fn summary(
+        &mut self,
+        counts: std::collections::BTreeMap<String, u64>,
+        start: std::time::Instant,
+    ) -> Result<()> {
+        let summary = crate::record::Summary {
+            v: crate::record::VERSION,
+            tool: self.prog.into(),
+            counts,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        };
+        if self.format() == Format::Jsonl {
+            self.record(&summary)?;
+        } else if !self.quiet {
+            let parts: Vec<String> = summary
+                .counts
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            eprintln!(
+                "{}: {} in {} ms",
+                self.prog,
+                parts.join(", "),
+                summary.elapsed_ms
+            );
+        }
+        Ok(())
+    }
+
     pub fn flush(&mut self) -> Result<()> {
         self.out.flush()?;
         Ok(())

@@ -15,7 +15,7 @@ use crate::cli::{self, Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::hook::HookPayload;
 use crate::project::{self, Project};
-use crate::record::{Capture, Session, Summary};
+use crate::record::{Capture, Session};
 use crate::store::{self, events};
 use crate::transcript::{self, Parsed};
 use crate::{Error, Result};
@@ -482,28 +482,7 @@ fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {
 }
 
 fn finish(io: &mut Io, counts: BTreeMap<String, u64>, start: Instant) -> Result<()> {
-    let summary = Summary {
-        v: crate::record::VERSION,
-        tool: "mem-capture".into(),
-        counts,
-        elapsed_ms: start.elapsed().as_millis() as u64,
-    };
-    if io.format() == cli::Format::Jsonl {
-        io.record(&summary)?;
-    } else if !io.quiet {
-        let parts: Vec<String> = summary
-            .counts
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        eprintln!(
-            "{}: {} in {} ms",
-            io.prog,
-            parts.join(", "),
-            summary.elapsed_ms
-        );
-    }
-    Ok(())
+    io.summary(counts, start)
 }
 
 /// Imports transcripts: parsed in parallel, stored one file per transaction.

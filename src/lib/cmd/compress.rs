@@ -13,7 +13,7 @@ use crate::cli::{self, Common, Io, Outcome};
 use crate::compress::{self, Compressor, Item, Options, dedup, summary};
 use crate::config::{self, Config};
 use crate::llm::{Backend, Kind};
-use crate::record::{Capture, Observation, Summary};
+use crate::record::{Capture, Observation};
 use crate::store::{self, queue};
 use crate::{Error, Result};
 
@@ -148,28 +148,7 @@ fn finish(
     start: Instant,
 ) -> Result<()> {
     io.listing(recs, COLUMNS)?;
-    let summary = Summary {
-        v: crate::record::VERSION,
-        tool: "mem-compress".into(),
-        counts,
-        elapsed_ms: start.elapsed().as_millis() as u64,
-    };
-    if io.format() == cli::Format::Jsonl {
-        io.record(&summary)?;
-    } else if !io.quiet {
-        let parts: Vec<String> = summary
-            .counts
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        eprintln!(
-            "{}: {} in {} ms",
-            io.prog,
-            parts.join(", "),
-            summary.elapsed_ms
-        );
-    }
-    Ok(())
+    io.summary(counts, start)
 }
 
 fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -> Result<Outcome> {
