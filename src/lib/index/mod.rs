@@ -242,9 +242,8 @@ pub fn load_sessions(conn: &Connection) -> Result<Vec<Doc>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The records of `keys` (observations and sessions), in no particular order; keys whose record
-/// is gone are skipped.
-pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
+/// Splits vector keys into observation ids and session rowids (other kinds are not indexed yet).
+pub fn split_keys<'a>(keys: impl IntoIterator<Item = &'a u64>) -> (Vec<i64>, Vec<i64>) {
     let mut obs = Vec::new();
     let mut ses = Vec::new();
     for k in keys {
@@ -254,6 +253,13 @@ pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
             _ => {}
         }
     }
+    (obs, ses)
+}
+
+/// The records of `keys` (observations and sessions), in no particular order; keys whose record
+/// is gone are skipped.
+pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
+    let (obs, ses) = split_keys(keys);
     let mut out = Vec::with_capacity(keys.len());
     for chunk in obs.chunks(500) {
         let list = join_ids(chunk);

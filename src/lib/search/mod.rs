@@ -595,15 +595,7 @@ impl Searcher {
         dim: usize,
         keys: impl Iterator<Item = &'a u64>,
     ) -> Result<HashMap<u64, f64>> {
-        let mut obs = Vec::new();
-        let mut ses = Vec::new();
-        for k in keys {
-            match crate::store::owner_of_key(*k) {
-                ("observation", id) => obs.push(id),
-                ("session", id) => ses.push(id),
-                _ => {}
-            }
-        }
+        let (obs, ses) = crate::index::split_keys(keys);
         let mut out = HashMap::new();
         for (kind, ids) in [("observation", obs), ("session", ses)] {
             if ids.is_empty() {
