@@ -146,6 +146,18 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "0 stops mem-search from asking git for the changed files --files defaults to.",
     ),
     (
+        "MEM_CONTEXT_TOKENS",
+        "Token budget of mem-context's SessionStart block (default 2000, 200 of them held in reserve).",
+    ),
+    (
+        "MEM_CONTEXT_PROMPT_COVERAGE",
+        "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt (default 0.5).",
+    ),
+    (
+        "MEM_CONTEXT_PROMPT_TERMS",
+        "Informative prompt words a memory must contain to be brought in per prompt (default 2).",
+    ),
+    (
         "CLAUDE_PROJECT_DIR",
         "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
     ),

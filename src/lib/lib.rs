@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod compress;
 pub mod config;
+pub mod context;
 pub mod embed;
 pub mod error;
 pub mod hook;

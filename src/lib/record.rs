@@ -14,6 +14,7 @@
 //! | `observation` | mem-compress | a typed, compressed memory |
 //! | `hit` | mem-search | one search result, with the mode that found it |
 //! | `index` | mem-index | what one run did to one index, or what `--check` found |
+//! | `context` | mem-context | the block a session starts with (or a prompt brings in), with what went into it |
 //!
 //! Golden tests (tests/integration/records.rs) pin the serialized form of each.
 
@@ -244,4 +245,49 @@ pub struct IndexReport {
     /// `--check` only: why the index could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// The context block mem-context built (`"type":"context"`): what Claude is shown, and what
+/// went into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "context")]
+pub struct Context {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// `SessionStart` or `UserPromptSubmit`.
+    pub event: String,
+    /// Project root the block is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    /// SessionStart source: `startup`, `resume`, `compact` or `clear`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::context::Source>,
+    /// The markdown given to Claude; empty when there was nothing worth saying.
+    pub text: String,
+    /// Estimated tokens of `text` (never above `budget`).
+    pub tokens: usize,
+    pub budget: usize,
+    /// Each layer in priority order: included or skipped, and why (SessionStart only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<crate::context::LayerReport>,
+    /// The records listed, in order.
+    #[serde(default)]
+    pub items: Vec<ContextItem>,
+    /// Time to build, in milliseconds.
+    pub build_ms: u64,
+}
+
+/// One record a context block lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextItem {
+    /// `observation` or `session`.
+    pub source: String,
+    pub id: i64,
+    /// The other project's name, for a record from another project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_project: bool,
 }

@@ -53,6 +53,30 @@ fn install_merges_is_idempotent_and_uninstall_restores() {
     ] {
         assert!(installed["hooks"][ev].is_array(), "{ev} registered");
     }
+    // The context hooks: SessionStart gets the block, each prompt its relevant memories.
+    let commands = |ev: &str| -> Vec<String> {
+        installed["hooks"][ev]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap().iter())
+            .map(|h| h["command"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        commands("SessionStart")
+            .iter()
+            .any(|c| c.starts_with('/') && c.ends_with("mem-context --hook")),
+        "{:?}",
+        commands("SessionStart")
+    );
+    assert!(
+        commands("UserPromptSubmit")
+            .iter()
+            .any(|c| c.ends_with("mem-context --hook --prompt")),
+        "{:?}",
+        commands("UserPromptSubmit")
+    );
     assert!(
         std::path::Path::new(&format!("{s}.memkit.bak")).exists(),
         "backup written"

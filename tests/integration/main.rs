@@ -3,6 +3,7 @@
 
 mod capture;
 mod compress;
+mod context;
 mod embed;
 mod install;
 mod records;

@@ -1,6 +1,6 @@
 //! Golden tests: the serialized form of every record type is a contract.
 
-use memkit::record::{Capture, Observation, Session, Summary};
+use memkit::record::{Capture, Context, ContextItem, Observation, Session, Summary};
 use serde_json::json;
 
 #[test]
@@ -137,4 +137,40 @@ fn hit_and_index_records_are_pinned() {
         serde_json::to_string(&r).unwrap(),
         r#"{"type":"index","v":1,"index":"bm25","docs":10,"added":2,"updated":0,"removed":0,"rebuilt":true,"reason":"missing"}"#
     );
+}
+
+#[test]
+fn context_record_is_pinned() {
+    let c = Context {
+        v: 1,
+        event: "SessionStart".into(),
+        project: Some("/w/alpha".into()),
+        project_name: Some("alpha".into()),
+        source: Some(memkit::context::Source::Compact),
+        text: "# memkit\n".into(),
+        tokens: 4,
+        budget: 2000,
+        layers: vec![memkit::context::LayerReport {
+            name: "learnings".into(),
+            cap: 300,
+            tokens: 0,
+            items: 0,
+            included: false,
+            reason: Some("no data".into()),
+        }],
+        items: vec![ContextItem {
+            source: "observation".into(),
+            id: 7,
+            project_name: Some("beta".into()),
+            other_project: true,
+        }],
+        build_ms: 3,
+    };
+    let text = serde_json::to_string(&c).unwrap();
+    assert_eq!(
+        text,
+        r##"{"type":"context","v":1,"event":"SessionStart","project":"/w/alpha","project_name":"alpha","source":"compact","text":"# memkit\n","tokens":4,"budget":2000,"layers":[{"name":"learnings","cap":300,"tokens":0,"items":0,"included":false,"reason":"no data"}],"items":[{"source":"observation","id":7,"project_name":"beta","other_project":true}],"build_ms":3}"##
+    );
+    let back: Context = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, c);
 }

@@ -115,5 +115,25 @@ fn plugin_files_register_the_capture_hook_for_every_event() {
             })
             .collect();
         assert!(cmds.contains(&"mem-capture --hook"), "{ev}: {cmds:?}");
+        let context = match ev {
+            "SessionStart" => Some("mem-context --hook"),
+            "UserPromptSubmit" => Some("mem-context --hook --prompt"),
+            _ => None,
+        };
+        if let Some(c) = context {
+            assert!(cmds.contains(&c), "{ev}: {cmds:?}");
+        }
+    }
+    // The skill that teaches Claude to drill down: small, and naming only tools that exist.
+    let skills = root.join(plugin["skills"].as_str().expect("skills path"));
+    let skill = std::fs::read_to_string(skills.join("memkit-search/SKILL.md")).unwrap();
+    assert!(skill.starts_with("---\nname: memkit-search\ndescription: "));
+    let body = skill.splitn(3, "---").nth(2).unwrap();
+    let tokens = memkit::tokens::estimate(body);
+    assert!(tokens <= 250, "{tokens} tokens");
+    for word in skill.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
+        if word.starts_with("mem-") {
+            assert!(memkit::cmd::find(word).is_some(), "the skill names {word}");
+        }
     }
 }

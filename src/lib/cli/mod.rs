@@ -25,6 +25,8 @@ pub enum Outcome {
 pub enum Format {
     /// One JSON object per line (the default when stdout is not a terminal).
     Jsonl,
+    /// JSON records (the same as jsonl: one object per line).
+    Json,
     /// An aligned table (the default on a terminal).
     Table,
     /// A Markdown table.
@@ -103,7 +105,7 @@ impl Io {
     /// Writes records as JSONL, or as a table of `columns` (record field names) otherwise.
     pub fn listing<T: Serialize>(&mut self, recs: &[T], columns: &[&str]) -> Result<()> {
         match self.format() {
-            Format::Jsonl => {
+            Format::Jsonl | Format::Json => {
                 for r in recs {
                     self.record(r)?;
                 }
@@ -135,7 +137,7 @@ impl Io {
             counts,
             elapsed_ms: start.elapsed().as_millis() as u64,
         };
-        if self.format() == Format::Jsonl {
+        if matches!(self.format(), Format::Jsonl | Format::Json) {
             self.record(&summary)?;
         } else if !self.quiet {
             let parts: Vec<String> = summary

@@ -162,7 +162,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         counts,
         elapsed_ms: start.elapsed().as_millis() as u64,
     };
-    if io.format() == cli::Format::Jsonl {
+    if matches!(io.format(), cli::Format::Jsonl | cli::Format::Json) {
         io.record(&summary)?;
     }
     Ok(Outcome::Ok)

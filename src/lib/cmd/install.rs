@@ -63,7 +63,9 @@ const OURS: &[&str] = &["mem-capture", "mem-context", "mem-pipeline"];
 /// (event, tool, arguments, timeout in seconds). A tool that is not installed is left out.
 const HOOKS: &[(&str, &str, &str, u32)] = &[
     ("SessionStart", "mem-capture", "--hook", 10),
+    ("SessionStart", "mem-context", "--hook", 10),
     ("UserPromptSubmit", "mem-capture", "--hook", 10),
+    ("UserPromptSubmit", "mem-context", "--hook --prompt", 10),
     ("PostToolUse", "mem-capture", "--hook", 10),
     ("PostToolUseFailure", "mem-capture", "--hook", 10),
     ("PreCompact", "mem-capture", "--hook", 10),

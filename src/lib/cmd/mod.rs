@@ -3,10 +3,12 @@
 
 pub mod capture;
 pub mod compress;
+pub mod context;
 pub mod embed;
 pub mod index;
 pub mod install;
 pub mod mem;
+pub mod report;
 pub mod search;
 
 /// A tool as the registry knows it.
@@ -29,6 +31,8 @@ pub const ALL: &[Tool] = &[
     embed::TOOL,
     index::TOOL,
     search::TOOL,
+    context::TOOL,
+    report::TOOL,
     install::TOOL,
 ];
 

@@ -1,0 +1,166 @@
+//! mem-context hook figures at 10,000 and 100,000 observations (memkit::search::synth::corpus
+//! from the fixtures' real text, seed 42, 12 projects, one session per 40 observations with a
+//! summary, functions on a third of them, BM25 index built). Run: `cargo bench --bench context`
+//! (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes).
+//!
+//! Prints, per size: per-process wall time of `mem-context --hook` for a SessionStart payload
+//! (p50, p90, peak RSS) and of `mem-context --hook --prompt` for UserPromptSubmit payloads made
+//! of fixture text, half of them about stored work and half unrelated; the baseline is
+//! `mem-context --version` measured in the same run.
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+use memkit::index::{self, Layout, Options};
+use memkit::search::synth;
+
+const PROJECT: &str = "/bench/project-3";
+
+/// Runs a command with `stdin` from a file: (wall ms, peak RSS MiB, exit code), reaped by
+/// wait4 so that the child's own peak RSS is what is reported.
+#[allow(clippy::zombie_processes)]
+fn timed(mut c: std::process::Command, stdin: &Path) -> (f64, f64, i32) {
+    c.stdin(std::fs::File::open(stdin).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let t = Instant::now();
+    let child = c.spawn().expect("spawn");
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, writing into locals we own.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert!(r > 0, "wait4 failed");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (ms, ru.ru_maxrss as f64 / 1024.0, code)
+}
+
+fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f64, f64) {
+    let mut ms = Vec::new();
+    let mut rss: f64 = 0.0;
+    for p in payloads {
+        let mut c = common::cmd(home, "mem-context");
+        c.args(args);
+        let (t, r, code) = timed(c, p);
+        assert_eq!(code, 0, "mem-context {args:?} exited {code}");
+        ms.push(t);
+        rss = rss.max(r);
+    }
+    (
+        common::median(&mut ms.clone()),
+        common::pct(&mut ms, 0.9),
+        rss,
+    )
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("MEMKIT_BENCH_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![10_000, 100_000]);
+    if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
+        return measure(Path::new(&h));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let base: Vec<synth::Obs> = common::fixture_turns(&tmp.path().join("fixtures"))
+        .into_iter()
+        .flat_map(|t| t.obs)
+        .collect();
+    for n in sizes {
+        let home = tmp.path().join(format!("mem-{n}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
+        let corpus = synth::corpus(&base, n, 42, 12);
+        synth::insert(&mut conn, &corpus).unwrap();
+        conn.execute_batch(
+            "UPDATE observations SET functions_changed = json_array('handler_' || (id % 97), 'parse_' || (id % 13))
+               WHERE id % 3 = 0;
+             INSERT OR IGNORE INTO sessions (session_id, project, summary, started_at, last_activity_at, ended_at, status)
+               SELECT session_id, project, 'Worked on: ' || group_concat(title, '; '), min(created_at), max(created_at), max(created_at), 'ended'
+               FROM observations GROUP BY session_id;",
+        )
+        .unwrap();
+        index::update(
+            &conn,
+            &Layout::new(&home),
+            &Options {
+                rebuild: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        drop(conn);
+        // Prompts: half are real fixture prompts' words, half unrelated text.
+        let mut rng = synth::Rng(9);
+        let mut payloads = Vec::new();
+        for i in 0..40 {
+            let prompt = if i % 2 == 0 {
+                base[rng.below(base.len())].title.clone()
+            } else {
+                [
+                    "what is the weather like in Lisbon today",
+                    "write a haiku about autumn leaves",
+                    "how many grams of flour for a sourdough loaf",
+                    "explain the rules of cricket briefly",
+                ][i / 2 % 4]
+                    .to_string()
+            };
+            let p = home.join(format!("prompt-{i}.json"));
+            let v = serde_json::json!({"hook_event_name": "UserPromptSubmit",
+                "session_id": "bench", "cwd": PROJECT, "prompt": prompt});
+            std::fs::write(&p, v.to_string()).unwrap();
+            payloads.push(p);
+        }
+        let v = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "bench",
+            "cwd": PROJECT, "source": "startup"});
+        std::fs::write(home.join("start.json"), v.to_string()).unwrap();
+        // Timing in a fresh process: a child forked from this big one would carry its pages.
+        let st = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("MEMKIT_BENCH_MEASURE", &home)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+}
+
+fn measure(home: &Path) {
+    let n: i64 = rusqlite::Connection::open(home.join("mem.db"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
+        .unwrap();
+    let start = vec![home.join("start.json"); 40];
+    let (base, _, _) = runs(home, &["--version"], &start);
+    println!("{n} observations: baseline mem-context --version p50 {base:.2} ms");
+    let (p50, p90, rss) = runs(home, &["--hook"], &start);
+    println!(
+        "  SessionStart --hook: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB (target p50 <= 15 ms at 10k, <= 50 ms at 100k)",
+        p50 / base
+    );
+    let prompts: Vec<_> = (0..40)
+        .map(|i| home.join(format!("prompt-{i}.json")))
+        .collect();
+    let (p50, p90, rss) = runs(home, &["--hook", "--prompt"], &prompts);
+    let mut said = 0;
+    for p in &prompts {
+        let out = common::cmd(home, "mem-context")
+            .args(["--hook", "--prompt"])
+            .stdin(std::fs::File::open(p).unwrap())
+            .output()
+            .unwrap();
+        said += (!out.stdout.is_empty()) as usize;
+    }
+    println!(
+        "  UserPromptSubmit --hook --prompt: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, context given for {said}/{} prompts (20 about stored work) (target p50 <= 30 ms)",
+        p50 / base,
+        prompts.len()
+    );
+}

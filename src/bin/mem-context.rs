@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-context", memkit::cmd::context::run)
+}

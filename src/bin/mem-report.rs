@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-report", memkit::cmd::report::run)
+}

@@ -1,0 +1,119 @@
+//! mem-report: memories shown in full for people and for Claude (`--obs ID`, what the context
+//! block's index lines point to).
+
+use std::io::Write;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{self, Common, Format, Io, Outcome};
+use crate::config::{self, Config};
+use crate::record::Observation;
+use crate::store::{self, observations};
+use crate::{Error, Result};
+
+pub const TOOL: super::Tool = super::Tool {
+    name: "mem-report",
+    command: || Args::command(),
+    details: "--obs prints each observation whole: its summary, detail, facts, concepts, tags, files read and modified, functions changed, session and time. On a terminal (or with --format md or text) as markdown; in a pipe as observation records. Ids are the numbers mem-search and mem-context show (#12 or 12). An id that does not exist is reported on stderr; the exit status is 1 when none of them exists.",
+    examples: &[
+        ("mem-report --obs 12", "Show observation #12 in full."),
+        (
+            "mem-report --obs 12,15 --format jsonl | jq -r .summary",
+            "Read two observations as records.",
+        ),
+    ],
+};
+
+/// Show stored memories in full.
+#[derive(Debug, Parser)]
+#[command(name = "mem-report", version, about, long_about = None)]
+pub struct Args {
+    /// Observation ids to show (#12 or 12; comma-separated or repeated).
+    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1.., required = true)]
+    pub obs: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    let ids: Vec<i64> = args
+        .obs
+        .iter()
+        .map(|s| {
+            s.trim()
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| Error::Usage(format!("--obs: not an observation id: {s:?}")))
+        })
+        .collect::<Result<_>>()?;
+    let cfg = Config::load(&config::data_home())?;
+    let path = cfg.db_path();
+    if !path.exists() {
+        io.warn(format!(
+            "no memories yet ({} does not exist)",
+            path.display()
+        ));
+        return Ok(Outcome::NothingFound);
+    }
+    let conn = store::open_existing(&path)?;
+    let mut found = 0;
+    for id in ids {
+        let Some(o) = observations::get(&conn, id)? else {
+            io.warn(format!("no observation #{id}"));
+            continue;
+        };
+        found += 1;
+        match io.format() {
+            Format::Jsonl | Format::Json => io.record(&o)?,
+            _ => io.out.write_all(markdown(&o).as_bytes())?,
+        }
+    }
+    Ok(if found == 0 {
+        Outcome::NothingFound
+    } else {
+        Outcome::Ok
+    })
+}
+
+/// One observation as markdown.
+pub fn markdown(o: &Observation) -> String {
+    let mut s = format!("## #{} {}: {}\n", o.id.unwrap_or_default(), o.kind, o.title);
+    let meta: Vec<String> = [
+        o.project.as_deref().map(crate::project::name_of),
+        o.session_id.as_ref().map(|x| format!("session {x}")),
+        o.created_at.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    s.push_str(&format!("{}\n\n", meta.join(" · ")));
+    if !o.summary.trim().is_empty() {
+        s.push_str(&format!("{}\n\n", o.summary.trim()));
+    }
+    if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
+        s.push_str(&format!("{}\n\n", d.trim()));
+    }
+    for (label, list) in [
+        ("Facts", &o.facts),
+        ("Concepts", &o.concepts),
+        ("Tags", &o.tags),
+        ("Files modified", &o.files_modified),
+        ("Files read", &o.files_read),
+        ("Functions changed", &o.functions_changed),
+    ] {
+        if !list.is_empty() {
+            s.push_str(&format!("{label}:\n"));
+            for x in list {
+                s.push_str(&format!("- {x}\n"));
+            }
+        }
+    }
+    s.push('\n');
+    s
+}

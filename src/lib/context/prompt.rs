@@ -1,0 +1,187 @@
+//! "Clearly relevant": the test a memory must pass before it is put in front of Claude without
+//! being asked for (per prompt, or from another project at SessionStart).
+//!
+//! BM25 scores are not comparable across queries, so they cannot carry a threshold. Instead the
+//! query's analysed terms are weighed by their IDF in the index and a memory must (a) contain
+//! at least two informative terms of the query (one when the query has a single informative
+//! term and it is rare), and (b) cover at least half of the IDF mass of the query terms the
+//! index knows. Terms no memory contains cannot be matched by any memory, so they do not count
+//! against one. A common word ("fix", "test") is not informative and brings nothing alone.
+
+use std::collections::HashSet;
+
+use tantivy::Term;
+
+use crate::record::Hit;
+use crate::search::{Engine, Filters, Request, Searcher};
+use crate::{Error, Result};
+
+/// A term is informative when at most this share of the memories contain it.
+const INFORMATIVE_SHARE: f64 = 0.15;
+/// A lone informative term must be at least this rare (share of memories) to count alone.
+const RARE_SHARE: f64 = 0.02;
+
+/// The thresholds (configurable as MEM_CONTEXT_PROMPT_COVERAGE / _TERMS).
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    /// Share of the known query terms' IDF mass a memory must contain.
+    pub coverage: f64,
+    /// Informative query terms a memory must contain.
+    pub terms: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            coverage: 0.5,
+            terms: 2,
+        }
+    }
+}
+
+/// A hit that passed, with why.
+#[derive(Debug, Clone)]
+pub struct Relevant {
+    pub hit: Hit,
+    pub coverage: f64,
+    /// The informative query terms it contains.
+    pub matched: Vec<String>,
+}
+
+/// One analysed query term with its weight.
+#[derive(Debug, Clone)]
+struct QTerm {
+    text: String,
+    idf: f64,
+    informative: bool,
+    rare: bool,
+}
+
+/// The memories relevant to `text`, best first, at most `limit`. Needs the BM25 index (its
+/// statistics say which words are informative); without it, an error.
+pub fn relevant(
+    s: &Searcher,
+    text: &str,
+    filters: Filters,
+    current_project: Option<String>,
+    limit: usize,
+    th: Thresholds,
+) -> Result<Vec<Relevant>> {
+    let Some(b) = &s.bm25 else {
+        return Err(Error::other(format!(
+            "no BM25 index ({})",
+            s.bm25_error.as_deref().unwrap_or("missing")
+        )));
+    };
+    let terms = query_terms(s, text)?;
+    let known: Vec<&QTerm> = terms.iter().filter(|t| t.idf > 0.0).collect();
+    let informative = known.iter().filter(|t| t.informative).count();
+    if informative == 0 {
+        return Ok(vec![]);
+    }
+    let mass: f64 = known.iter().map(|t| t.idf).sum();
+    let need_terms = if informative == 1 && known.iter().any(|t| t.rare) {
+        1
+    } else {
+        th.terms.max(1)
+    };
+    let req = Request {
+        text: text.to_string(),
+        filters,
+        limit: limit.max(1) * 3,
+        current_project,
+        engine: Engine::Auto,
+        ..Default::default()
+    };
+    let hits = s.search(&req)?;
+    let mut analyzer = b
+        .index
+        .tokenizer_for_field(b.fields.text[0])
+        .map_err(|e| crate::index::index_err("tokenizer", e))?;
+    let mut out = Vec::new();
+    for hit in hits {
+        let mut doc_terms: HashSet<String> = HashSet::new();
+        for part in hit_texts(&hit) {
+            let mut stream = analyzer.token_stream(part);
+            while let Some(t) = stream.next() {
+                doc_terms.insert(t.text.clone());
+            }
+        }
+        let matched: Vec<&QTerm> = known
+            .iter()
+            .copied()
+            .filter(|t| doc_terms.contains(&t.text))
+            .collect();
+        let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / mass;
+        let strong: Vec<String> = matched
+            .iter()
+            .filter(|t| t.informative)
+            .map(|t| t.text.clone())
+            .collect();
+        if coverage >= th.coverage && strong.len() >= need_terms {
+            out.push(Relevant {
+                hit,
+                coverage,
+                matched: strong,
+            });
+        }
+    }
+    out.truncate(limit);
+    Ok(out)
+}
+
+fn hit_texts(h: &Hit) -> Vec<&str> {
+    let mut v: Vec<&str> = vec![&h.title];
+    v.extend(h.summary.as_deref());
+    v.extend(h.detail.as_deref());
+    for l in [&h.facts, &h.concepts, &h.tags, &h.files]
+        .into_iter()
+        .flatten()
+    {
+        v.extend(l.iter().map(String::as_str));
+    }
+    v
+}
+
+/// The query's analysed terms (as BM25 sees them) with IDF over the whole index.
+fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
+    let b = s.bm25.as_ref().expect("checked by the caller");
+    let searcher = b.reader.searcher();
+    let n = searcher.num_docs() as f64;
+    let mut analyzer = b
+        .index
+        .tokenizer_for_field(b.fields.text[0])
+        .map_err(|e| crate::index::index_err("tokenizer", e))?;
+    let mut stream = analyzer.token_stream(text);
+    let mut out: Vec<QTerm> = Vec::new();
+    while let Some(t) = stream.next() {
+        if out.iter().any(|q| q.text == t.text) || t.text.chars().count() < 2 {
+            continue;
+        }
+        // A memory holds a term when any of its text fields does; the largest field count is
+        // the closest cheap estimate of that.
+        let mut df = 0u64;
+        for f in &b.fields.text {
+            let c = searcher
+                .doc_freq(&Term::from_field_text(*f, &t.text))
+                .map_err(|e| crate::index::index_err("doc freq", e))?;
+            df = df.max(c);
+        }
+        let df = df as f64;
+        let idf = if df == 0.0 {
+            0.0
+        } else {
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        };
+        out.push(QTerm {
+            text: t.text.clone(),
+            idf,
+            informative: df > 0.0 && df <= (n * INFORMATIVE_SHARE).max(1.0),
+            rare: df > 0.0 && df <= (n * RARE_SHARE).max(1.0),
+        });
+        if out.len() == 64 {
+            break;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,533 @@
+//! mem-context on the fixture transcripts run through the real pipeline (mem-capture →
+//! mem-compress → mem-index), as Claude Code's SessionStart and UserPromptSubmit hooks run it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::{Env, fixtures, jsonl, show};
+
+/// A data home built once: fixtures imported, compressed and indexed by the real binaries.
+fn template() -> &'static Path {
+    static T: OnceLock<tempfile::TempDir> = OnceLock::new();
+    T.get_or_init(|| {
+        let env = Env::new();
+        let tr = fixtures().join("transcripts").display().to_string();
+        env.ok("mem-capture", &["-q", "--transcripts", &tr], b"");
+        env.ok("mem-compress", &["-q"], b"");
+        env.ok("mem-index", &["-q"], b"");
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&env.home(), &dir.path().join("mem"));
+        dir
+    })
+    .path()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// A fresh data home holding a copy of the template (database and indexes).
+fn seeded() -> Env {
+    let env = Env::new().set("MEM_SEARCH_GIT_FILES", "0");
+    copy_dir(&template().join("mem"), &env.home());
+    env
+}
+
+fn session_start(project: &str, session: &str, source: &str) -> Vec<u8> {
+    json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": project,
+           "source": source, "transcript_path": "/tmp/t.jsonl"})
+    .to_string()
+    .into_bytes()
+}
+
+fn prompt_payload(project: &str, prompt: &str) -> Vec<u8> {
+    json!({"hook_event_name": "UserPromptSubmit", "session_id": "new-session", "cwd": project,
+           "prompt": prompt})
+    .to_string()
+    .into_bytes()
+}
+
+/// Runs a hook: it must exit 0 with stdout empty or one valid hook JSON object for `event`;
+/// returns the additionalContext ("" when nothing was printed).
+fn hook(env: &Env, args: &[&str], payload: &[u8], event: &str) -> String {
+    let out = env.run("mem-context", args, payload);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.trim().is_empty() {
+        return String::new();
+    }
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not hook JSON ({e}): {}", show(&out)));
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], event, "{v}");
+    assert_eq!(
+        v.as_object().unwrap().len(),
+        1,
+        "only hookSpecificOutput: {v}"
+    );
+    let text = h["additionalContext"].as_str().expect("additionalContext");
+    assert!(!text.trim().is_empty());
+    assert!(
+        text.len() <= 10_000,
+        "Claude Code cuts context over 10,000 characters"
+    );
+    text.to_string()
+}
+
+/// The context record for a project (`--format json`).
+fn record(env: &Env, args: &[&str]) -> Value {
+    let mut a: Vec<String> = vec!["--format".into(), "json".into()];
+    // `--project=P`: fixture project names may start with a dash.
+    let mut it = args.iter();
+    while let Some(x) = it.next() {
+        match (*x, it.clone().next()) {
+            ("--project", Some(p)) => {
+                a.push(format!("--project={p}"));
+                it.next();
+            }
+            _ => a.push(x.to_string()),
+        }
+    }
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = env.run("mem-context", &a, b"");
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 1, "{}", show(&out));
+    assert_eq!(recs[0]["type"], "context");
+    recs[0].clone()
+}
+
+/// Observation id → project, from the database.
+fn obs_projects(env: &Env) -> HashMap<i64, String> {
+    let db = env.db();
+    let mut st = db
+        .prepare("SELECT id, coalesce(project, '') FROM observations")
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// `#123` ids on lines of `text` (session ids written `session #n` are not observations).
+fn listed_ids(text: &str) -> Vec<(i64, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("- #") else {
+            continue;
+        };
+        let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        out.push((id.parse().unwrap(), line.to_string()));
+    }
+    out
+}
+
+fn qwen_tokenizer() -> tokenizers::Tokenizer {
+    let dir = std::env::var("MEMKIT_TEST_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/memkit/models")
+        });
+    let path = dir.join("qwen3-tokenizer/tokenizer.json");
+    tokenizers::Tokenizer::from_file(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run scripts/test, which fetches it)",
+            path.display()
+        )
+    })
+}
+
+fn real_tokens(t: &tokenizers::Tokenizer, text: &str) -> usize {
+    t.encode(text, false).unwrap().get_ids().len()
+}
+
+#[test]
+fn every_project_starts_with_its_own_recent_work_within_budget() {
+    let env = seeded();
+    let tok = qwen_tokenizer();
+    let owner = obs_projects(&env);
+    let projects: Vec<(String, i64)> = {
+        let db = env.db();
+        let mut st = db
+            .prepare(
+                "SELECT project, max(id) FROM observations WHERE project IS NOT NULL
+                 GROUP BY project",
+            )
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(projects.len() >= 5, "fixture projects: {projects:?}");
+    for (project, _) in &projects {
+        let text = hook(
+            &env,
+            &["--hook"],
+            &session_start(project, "brand-new-session", "startup"),
+            "SessionStart",
+        );
+        let name = project.rsplit('/').next().unwrap();
+        assert!(text.contains(name), "{project}: header names it:\n{text}");
+        assert!(real_tokens(&tok, &text) <= 2000, "{project}: over budget");
+        // Its most recent observation is listed; nothing unlabelled from elsewhere.
+        let newest: i64 = env.count(&format!(
+            "SELECT id FROM observations WHERE project = '{project}'
+             ORDER BY created_at DESC, id DESC LIMIT 1"
+        ));
+        let ids = listed_ids(&text);
+        assert!(
+            ids.iter().any(|(id, _)| *id == newest),
+            "{project}: newest #{newest} missing:\n{text}"
+        );
+        for (id, line) in ids {
+            assert!(
+                owner[&id] == *project || line.contains("[from: "),
+                "{project}: #{id} of {} unlabelled: {line}",
+                owner[&id]
+            );
+        }
+        let rec = record(&env, &["--project", project]);
+        assert!(rec["tokens"].as_u64().unwrap() <= rec["budget"].as_u64().unwrap());
+        let layers: Vec<&str> = rec["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            layers,
+            ["sessions", "functions", "learnings", "observations"]
+        );
+    }
+}
+
+#[test]
+fn a_smaller_budget_is_kept_by_the_real_tokenizer_too() {
+    let env = seeded().set("MEM_CONTEXT_TOKENS", "300");
+    let tok = qwen_tokenizer();
+    let project = "/Users/dain/workspace/claude-code-log";
+    let text = hook(
+        &env,
+        &["--hook"],
+        &session_start(project, "s", "startup"),
+        "SessionStart",
+    );
+    let n = real_tokens(&tok, &text);
+    assert!(n <= 300, "{n} tokens:\n{text}");
+    let rec = record(&env, &["--project", project]);
+    assert_eq!(rec["budget"], 300);
+    // Lower-priority layers give way first.
+    let obs = rec["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "observations")
+        .unwrap()
+        .clone();
+    assert!(obs["cap"].as_u64().unwrap() < 600, "{obs}");
+}
+
+#[test]
+fn after_compact_the_sessions_own_observations_come_first() {
+    let env = seeded();
+    let (session, project): (String, String) = env
+        .db()
+        .query_row(
+            "SELECT session_id, project FROM observations GROUP BY session_id
+             HAVING count(*) >= 2 ORDER BY min(created_at) LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let own = env.count(&format!(
+        "SELECT count(*) FROM observations WHERE session_id = '{session}'"
+    )) as usize;
+    let text = hook(
+        &env,
+        &["--hook"],
+        &session_start(&project, &session, "compact"),
+        "SessionStart",
+    );
+    let owner: HashMap<i64, String> = {
+        let db = env.db();
+        let mut st = db
+            .prepare("SELECT id, session_id FROM observations")
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let ids = listed_ids(&text);
+    assert!(ids.len() > own, "{text}");
+    for (id, line) in &ids[..own] {
+        assert_eq!(owner[id], session, "not this session's: {line}\n{text}");
+    }
+    // At startup the oldest session's observations are not first.
+    let text = hook(
+        &env,
+        &["--hook"],
+        &session_start(&project, "other", "startup"),
+        "SessionStart",
+    );
+    let first = listed_ids(&text)[0].0;
+    assert_ne!(owner[&first], session, "{text}");
+}
+
+#[test]
+fn a_broken_layer_or_index_leaves_the_others_in_place() {
+    let env = seeded();
+    let project = "/Users/dain/workspace/claude-code-log";
+    // A learnings table of the wrong shape (a future or damaged schema) fails that layer only.
+    env.db()
+        .execute_batch("CREATE TABLE learnings (x TEXT); INSERT INTO learnings VALUES ('?');")
+        .unwrap();
+    // A corrupt BM25 index: SessionStart does not need it, the cross-project search does.
+    let bm25 = env.home().join("index/bm25");
+    for e in std::fs::read_dir(&bm25).unwrap() {
+        std::fs::write(e.unwrap().path(), b"garbage").unwrap();
+    }
+    let rec = record(&env, &["--project", project]);
+    let layers: HashMap<String, Value> = rec["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap().to_string(), l.clone()))
+        .collect();
+    assert_eq!(layers["learnings"]["included"], false);
+    assert!(
+        layers["learnings"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed"),
+        "{rec}"
+    );
+    for l in ["sessions", "functions", "observations"] {
+        assert_eq!(layers[l]["included"], true, "{l}: {rec}");
+    }
+    let text = hook(
+        &env,
+        &["--hook"],
+        &session_start(project, "s", "startup"),
+        "SessionStart",
+    );
+    assert!(text.contains("## Recent sessions") && text.contains("## Observations"));
+    // The prompt hook needs the index: with it broken it says nothing and still exits 0.
+    let said = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &prompt_payload(project, "add a github action to run the tests and linting"),
+        "UserPromptSubmit",
+    );
+    assert_eq!(said, "");
+    let log = std::fs::read_to_string(env.home().join("logs/mem-context.log")).unwrap();
+    assert!(log.contains("error"), "{log}");
+}
+
+#[test]
+fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
+    let env = seeded();
+    let project = "/Users/dain/workspace/claude-code-log";
+    let want = env.count(
+        "SELECT id FROM observations WHERE title LIKE '%github action%' ORDER BY id LIMIT 1",
+    );
+    let text = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &prompt_payload(
+            project,
+            "Can we add a GitHub Action that runs the tests and linting?",
+        ),
+        "UserPromptSubmit",
+    );
+    assert!(
+        text.contains(&format!("#{want} ")),
+        "#{want} missing:\n{text}"
+    );
+    let tok = qwen_tokenizer();
+    assert!(real_tokens(&tok, &text) <= 500);
+    for unrelated in [
+        "bake a loaf of sourdough bread",
+        "please fix the test",
+        "hello",
+        "What is the capital of Mongolia?",
+    ] {
+        let said = hook(
+            &env,
+            &["--hook", "--prompt"],
+            &prompt_payload(project, unrelated),
+            "UserPromptSubmit",
+        );
+        assert_eq!(said, "", "{unrelated:?} brought in:\n{said}");
+    }
+    // Another project's memory, when it is the relevant one, is labelled.
+    let text = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &prompt_payload(
+            "/somewhere/else",
+            "Can we add a GitHub Action that runs the tests and linting?",
+        ),
+        "UserPromptSubmit",
+    );
+    assert!(text.contains(&format!("#{want} ")), "{text}");
+    for (_, line) in listed_ids(&text) {
+        assert!(line.contains("[from: claude-code-log]"), "{line}");
+    }
+}
+
+#[test]
+fn hooks_never_fail_and_say_nothing_without_memories() {
+    let env = Env::new();
+    // No database at all: nothing, exit 0.
+    for payload in [
+        session_start("/p", "s", "startup"),
+        b"".to_vec(),
+        b"{not json".to_vec(),
+        b"[1,2]".to_vec(),
+        vec![0xff, 0xfe, b'{'],
+    ] {
+        assert_eq!(hook(&env, &["--hook"], &payload, "SessionStart"), "");
+        assert_eq!(
+            hook(&env, &["--hook", "--prompt"], &payload, "UserPromptSubmit"),
+            ""
+        );
+    }
+    // A database without this project's memories: one welcome line.
+    let env = seeded();
+    let text = hook(
+        &env,
+        &["--hook"],
+        &session_start("/brand/new/project", "s", "startup"),
+        "SessionStart",
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("memkit"));
+    // Disabled or excluded: nothing.
+    let off = seeded().set("MEM_DISABLE", "1");
+    let p = "/Users/dain/workspace/claude-code-log";
+    assert_eq!(
+        hook(
+            &off,
+            &["--hook"],
+            &session_start(p, "s", "startup"),
+            "SessionStart"
+        ),
+        ""
+    );
+    let ex = seeded().set("MEM_EXCLUDE", "*claude-code-log*");
+    assert_eq!(
+        hook(
+            &ex,
+            &["--hook"],
+            &session_start(p, "s", "startup"),
+            "SessionStart"
+        ),
+        ""
+    );
+}
+
+#[test]
+fn report_shows_an_indexed_observation_in_full() {
+    let env = seeded();
+    let id = env.count("SELECT max(id) FROM observations");
+    let out = env.ok(
+        "mem-report",
+        &["--obs", &format!("#{id}"), "--format", "jsonl"],
+        b"",
+    );
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["type"], "observation");
+    assert_eq!(recs[0]["id"], id);
+    let out = env.ok(
+        "mem-report",
+        &["--obs", &id.to_string(), "--format", "md"],
+        b"",
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with(&format!("## #{id} ")), "{md}");
+    let out = env.run("mem-report", &["--obs", "999999"], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let out = env.run("mem-report", &["--obs", "abc"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
+#[test]
+fn the_token_estimate_stays_within_15_percent_of_the_qwen3_tokenizer() {
+    let env = seeded();
+    let tok = qwen_tokenizer();
+    let mut texts: Vec<String> = Vec::new();
+    let db = env.db();
+    let mut st = db
+        .prepare(
+            "SELECT title || char(10) || summary || char(10) || coalesce(detail, '') FROM observations",
+        )
+        .unwrap();
+    texts.extend(st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap));
+    let mut st = db
+        .prepare("SELECT payload FROM pending_queue WHERE event = 'UserPromptSubmit'")
+        .unwrap();
+    texts.extend(
+        st.query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|p| {
+                let v: Value = serde_json::from_str(&p.unwrap()).unwrap();
+                v["prompt"].as_str().unwrap_or("").to_string()
+            }),
+    );
+    for p in [
+        "/Users/dain/workspace/claude-code-log",
+        "/home/marco/projects/spotter",
+    ] {
+        texts.push(
+            record(&env, &["--project", p])["text"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let (mut est, mut real) = (0usize, 0usize);
+    let mut bad = Vec::new();
+    for t in texts.iter().filter(|t| t.len() >= 400) {
+        let (e, r) = (memkit::tokens::estimate(t), real_tokens(&tok, t));
+        if !((e as f64) >= 0.85 * r as f64 && (e as f64) <= 1.15 * r as f64) {
+            bad.push(format!(
+                "estimate {e} vs {r} real for {:?}",
+                &t[..t.len().min(120)]
+            ));
+        }
+        est += e;
+        real += r;
+    }
+    if let Ok(dump) = std::env::var("MEMKIT_DUMP_TOKENS") {
+        let rows: Vec<Value> = texts
+            .iter()
+            .map(|t| json!({"text": t, "real": real_tokens(&tok, t)}))
+            .collect();
+        std::fs::write(dump, serde_json::to_string(&rows).unwrap()).unwrap();
+    }
+    let ratio = est as f64 / real as f64;
+    println!("estimate/real over the fixture text: {est}/{real} = {ratio:.3}");
+    assert!((0.85..=1.15).contains(&ratio), "{ratio}");
+    assert!(
+        bad.is_empty(),
+        "{} of {} texts off by more than 15%:\n{}",
+        bad.len(),
+        texts.len(),
+        bad.join("\n")
+    );
+}
