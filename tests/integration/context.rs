@@ -288,6 +288,36 @@ fn after_compact_the_sessions_own_observations_come_first() {
 }
 
 #[test]
+fn another_projects_memory_comes_in_labelled_only_when_the_work_at_hand_matches_it() {
+    let env = seeded();
+    let want = env.count(
+        "SELECT id FROM observations WHERE title LIKE '%github action%' ORDER BY id LIMIT 1",
+    );
+    // A repository whose branch says what the work is about (read from .git/HEAD, no git run).
+    let repo = env.dir.path().join("ci-repo");
+    let head = |branch: &str| {
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(
+            repo.join(".git/HEAD"),
+            format!("ref: refs/heads/{branch}\n"),
+        )
+        .unwrap();
+    };
+    head("add-github-action-for-linting");
+    let payload = session_start(repo.to_str().unwrap(), "s", "startup");
+    let text = hook(&env, &["--hook"], &payload, "SessionStart");
+    let line = listed_ids(&text)
+        .into_iter()
+        .find(|(id, _)| *id == want)
+        .unwrap_or_else(|| panic!("#{want} missing:\n{text}"));
+    assert!(line.1.contains("[from: claude-code-log]"), "{}", line.1);
+    // On main with a clean tree nothing says what the work is: no other project's memories.
+    head("main");
+    let text = hook(&env, &["--hook"], &payload, "SessionStart");
+    assert!(listed_ids(&text).is_empty(), "{text}");
+}
+
+#[test]
 fn a_broken_layer_or_index_leaves_the_others_in_place() {
     let env = seeded();
     let project = "/Users/dain/workspace/claude-code-log";
