@@ -1,7 +1,7 @@
 //! mem-context hook figures at 10,000 and 100,000 observations (memkit::search::synth::corpus
 //! from the fixtures' real text, seed 42, 12 projects, one session per 40 observations with a
 //! summary, functions on a third of them, BM25 index built). Run: `cargo bench --bench context`
-//! (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes).
+//! (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes; MEMKIT_BENCH_DIR=DIR keeps the data homes).
 //!
 //! Prints, per size: per-process wall time of `mem-context --hook` for a SessionStart payload
 //! (p50, p90, peak RSS) and of `mem-context --hook --prompt` for UserPromptSubmit payloads made
@@ -68,13 +68,17 @@ fn main() {
     if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
         return measure(Path::new(&h));
     }
+    // MEMKIT_BENCH_DIR keeps the data homes there (for profiling); else a temporary directory.
     let tmp = tempfile::tempdir().unwrap();
-    let base: Vec<synth::Obs> = common::fixture_turns(&tmp.path().join("fixtures"))
+    let root = std::env::var_os("MEMKIT_BENCH_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tmp.path().to_path_buf());
+    let base: Vec<synth::Obs> = common::fixture_turns(&root.join("fixtures"))
         .into_iter()
         .flat_map(|t| t.obs)
         .collect();
     for n in sizes {
-        let home = tmp.path().join(format!("mem-{n}"));
+        let home = root.join(format!("mem-{n}"));
         std::fs::create_dir_all(&home).unwrap();
         let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
         let corpus = synth::corpus(&base, n, 42, 12);

@@ -109,11 +109,13 @@ fn record(env: &Env, args: &[&str]) -> Value {
     recs[0].clone()
 }
 
-/// Observation id → project, from the database.
-fn obs_projects(env: &Env) -> HashMap<i64, String> {
+/// Observation id → `column`, from the database.
+fn by_observation(env: &Env, column: &str) -> HashMap<i64, String> {
     let db = env.db();
     let mut st = db
-        .prepare("SELECT id, coalesce(project, '') FROM observations")
+        .prepare(&format!(
+            "SELECT id, coalesce({column}, '') FROM observations"
+        ))
         .unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
@@ -157,7 +159,7 @@ fn real_tokens(t: &tokenizers::Tokenizer, text: &str) -> usize {
 fn every_project_starts_with_its_own_recent_work_within_budget() {
     let env = seeded();
     let tok = qwen_tokenizer();
-    let owner = obs_projects(&env);
+    let owner = by_observation(&env, "project");
     let projects: Vec<(String, i64)> = {
         let db = env.db();
         let mut st = db
@@ -261,16 +263,7 @@ fn after_compact_the_sessions_own_observations_come_first() {
         &session_start(&project, &session, "compact"),
         "SessionStart",
     );
-    let owner: HashMap<i64, String> = {
-        let db = env.db();
-        let mut st = db
-            .prepare("SELECT id, session_id FROM observations")
-            .unwrap();
-        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let owner = by_observation(&env, "session_id");
     let ids = listed_ids(&text);
     assert!(ids.len() > own, "{text}");
     for (id, line) in &ids[..own] {

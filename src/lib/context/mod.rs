@@ -301,14 +301,27 @@ fn functions(conn: &Connection, opts: &Options) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
+    // The sessions first, then their observations by the session index: filtering a large
+    // project's observations by session would read every one of them.
     let mut st = conn.prepare(
-        "SELECT o.files_modified, o.functions_changed FROM observations o
-         WHERE o.project = ?1 AND o.functions_changed != '[]' AND o.session_id IN (
-             SELECT session_id FROM sessions WHERE project = ?1
-             ORDER BY coalesce(ended_at, last_activity_at, started_at) DESC LIMIT ?2)
-         ORDER BY o.created_at DESC",
+        "SELECT session_id FROM sessions WHERE project = ?1
+         ORDER BY coalesce(ended_at, last_activity_at, started_at) DESC LIMIT ?2",
     )?;
-    let rows = st.query_map(rusqlite::params![project, FUNCTION_SESSIONS as i64], |r| {
+    let recent: Vec<String> = st
+        .query_map(rusqlite::params![project, FUNCTION_SESSIONS as i64], |r| {
+            r.get(0)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    if recent.is_empty() {
+        return Ok(Ok(vec![]));
+    }
+    let marks = vec!["?"; recent.len()].join(",");
+    let mut st = conn.prepare(&format!(
+        "SELECT files_modified, functions_changed FROM observations
+         WHERE session_id IN ({marks}) AND functions_changed != '[]'
+         ORDER BY created_at DESC"
+    ))?;
+    let rows = st.query_map(rusqlite::params_from_iter(&recent), |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
     })?;
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();

@@ -2,11 +2,13 @@
 //! being asked for (per prompt, or from another project at SessionStart).
 //!
 //! BM25 scores are not comparable across queries, so they cannot carry a threshold. Instead the
-//! query's analysed terms are weighed by their IDF in the index and a memory must (a) contain
-//! at least two informative terms of the query (one when the query has a single informative
-//! term and it is rare), and (b) cover at least half of the IDF mass of the query terms the
-//! index knows. Terms no memory contains cannot be matched by any memory, so they do not count
-//! against one. A common word ("fix", "test") is not informative and brings nothing alone.
+//! query's analysed terms (English function words and request phrasing left out) are weighed by
+//! their IDF in the index, and a memory must (a) contain at least two informative terms of the
+//! query (one when the query has a single informative term and it is rare), and (b) hold at
+//! least half of the query's IDF mass. A word no memory contains weighs as much as the rarest
+//! word: a prompt about something never seen ("kubernetes ingress") is not about a memory that
+//! shares its filler words. A common word ("fix", "test") is not informative and brings nothing
+//! alone.
 
 use std::collections::HashSet;
 
@@ -20,6 +22,20 @@ use crate::{Error, Result};
 const INFORMATIVE_SHARE: f64 = 0.15;
 /// A lone informative term must be at least this rare (share of memories) to count alone.
 const RARE_SHARE: f64 = 0.02;
+
+/// Words that carry no topic: English function words and the phrasing of requests, as the
+/// English stemmer leaves them.
+const STOP: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "ani", "are", "as", "at",
+    "be", "been", "but", "by", "can", "could", "did", "do", "doe", "don", "for", "from", "get",
+    "got", "had", "has", "have", "he", "help", "her", "here", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "it'", "its", "just", "let", "like", "make", "me", "mani", "might", "more",
+    "much", "must", "my", "need", "no", "not", "now", "of", "ok", "okay", "on", "one", "onli",
+    "or", "our", "out", "pleas", "realli", "should", "so", "some", "still", "than", "thank",
+    "that", "the", "their", "them", "then", "there", "these", "they", "thi", "those", "to", "too",
+    "up", "us", "use", "veri", "want", "was", "we", "were", "what", "when", "where", "whi",
+    "which", "who", "will", "with", "would", "yes", "you", "your",
+];
 
 /// The thresholds (configurable as MEM_CONTEXT_PROMPT_COVERAGE / _TERMS).
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +68,8 @@ pub struct Relevant {
 #[derive(Debug, Clone)]
 struct QTerm {
     text: String,
+    /// Some memory contains it.
+    known: bool,
     idf: f64,
     informative: bool,
     rare: bool,
@@ -74,12 +92,12 @@ pub fn relevant(
         )));
     };
     let terms = query_terms(s, text)?;
-    let known: Vec<&QTerm> = terms.iter().filter(|t| t.idf > 0.0).collect();
+    let known: Vec<&QTerm> = terms.iter().filter(|t| t.known).collect();
     let informative = known.iter().filter(|t| t.informative).count();
     if informative == 0 {
         return Ok(vec![]);
     }
-    let mass: f64 = known.iter().map(|t| t.idf).sum();
+    let mass: f64 = terms.iter().map(|t| t.idf).sum();
     let need_terms = if informative == 1 && known.iter().any(|t| t.rare) {
         1
     } else {
@@ -155,7 +173,10 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
     let mut stream = analyzer.token_stream(text);
     let mut out: Vec<QTerm> = Vec::new();
     while let Some(t) = stream.next() {
-        if out.iter().any(|q| q.text == t.text) || t.text.chars().count() < 2 {
+        if out.iter().any(|q| q.text == t.text)
+            || t.text.chars().count() < 2
+            || STOP.contains(&t.text.as_str())
+        {
             continue;
         }
         // A memory holds a term when any of its text fields does; the largest field count is
@@ -168,14 +189,10 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
             df = df.max(c);
         }
         let df = df as f64;
-        let idf = if df == 0.0 {
-            0.0
-        } else {
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        };
         out.push(QTerm {
             text: t.text.clone(),
-            idf,
+            known: df > 0.0,
+            idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
             informative: df > 0.0 && df <= (n * INFORMATIVE_SHARE).max(1.0),
             rare: df > 0.0 && df <= (n * RARE_SHARE).max(1.0),
         });

@@ -153,6 +153,10 @@ CREATE INDEX observation_sources_queue ON observation_sources(queue_id);
 ALTER TABLE sessions ADD COLUMN summary_obs_id INTEGER;
 ALTER TABLE sessions ADD COLUMN summarized_at TEXT;
 "#,
+    // 4 (context): a project's manual notes without reading all its observations.
+    r#"
+CREATE INDEX observations_manual ON observations(project, created_at) WHERE is_manual = 1;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
