@@ -185,6 +185,12 @@ pub fn build(
     }
 }
 
+/// A prompt that is only a slash command, with at most one argument word.
+fn is_bare_command(prompt: &str) -> bool {
+    let p = crate::compress::heuristic::clean_prompt(prompt);
+    p.starts_with('/') && p.split_whitespace().count() <= 2
+}
+
 /// Writes the summary of one session. Returns false when the session is unknown.
 pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool> {
     let row: Option<(Option<String>, Option<String>)> = conn
@@ -218,9 +224,15 @@ pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool>
     if assistant.is_none() {
         assistant = last_msg;
     }
+    // A session opened with a bare slash command (`/clear`, `/init`) has its goal in the next
+    // prompt; the command would otherwise be all the session index says of it.
+    let goal = prompts
+        .iter()
+        .find(|p| !is_bare_command(p))
+        .or(prompts.first());
     let s = build(
         &obs,
-        prompts.first().map(String::as_str),
+        goal.map(String::as_str),
         user.as_deref(),
         assistant.as_deref(),
     );
