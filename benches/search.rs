@@ -6,6 +6,9 @@
 //! observations, and per-process wall time (start + index open + search) of mem-search in
 //! BM25 and hybrid mode (cached query vector), with peak RSS; the baseline is
 //! `mem-search --version` measured in the same run.
+//!
+//! MEMKIT_BENCH_HOME=DIR keeps the data home in DIR for profiling; a DIR already holding a
+//! corpus is measured again without being rebuilt.
 
 mod common;
 
@@ -68,13 +71,20 @@ fn main() {
     if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
         return measure(Path::new(&h), n);
     }
+    let keep = std::env::var_os("MEMKIT_BENCH_HOME").map(std::path::PathBuf::from);
+    if let Some(k) = &keep
+        && k.join("mem/bench-queries.txt").is_file()
+    {
+        return spawn_measure(&k.join("mem"), n);
+    }
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("fixtures");
+    let root = keep.unwrap_or_else(|| tmp.path().to_path_buf());
+    let src = root.join("fixtures");
     let base: Vec<synth::Obs> = common::fixture_turns(&src)
         .into_iter()
         .flat_map(|t| t.obs)
         .collect();
-    let home = tmp.path().join("mem");
+    let home = root.join("mem");
     std::fs::create_dir_all(&home).unwrap();
     let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
     let t = Instant::now();
@@ -157,8 +167,12 @@ fn main() {
     // Timing runs in a fresh process of this bench: a child forked from this big one would
     // inherit its resident pages in ru_maxrss and pay for copying its page tables.
     std::fs::write(home.join("bench-queries.txt"), queries.join("\n")).unwrap();
+    spawn_measure(&home, n);
+}
+
+fn spawn_measure(home: &Path, n: usize) {
     let st = std::process::Command::new(std::env::current_exe().unwrap())
-        .env("MEMKIT_BENCH_MEASURE", &home)
+        .env("MEMKIT_BENCH_MEASURE", home)
         .env("MEMKIT_BENCH_N", n.to_string())
         .status()
         .unwrap();

@@ -98,6 +98,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Dimension of that vector index, when a model has several.",
     ),
     (
+        "MEM_SEARCH_MODEL_LOAD",
+        "0 stops mem-search from loading an embedding model for queries not in the embedding cache (as --no-model does).",
+    ),
+    (
         "MEM_SEARCH_WEIGHT_RELEVANCE",
         "mem-search weight of the fused BM25/vector rank, 0..1 scaled (default 1.0).",
     ),

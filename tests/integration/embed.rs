@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::{Env, jsonl, show};
 
 /// The prepared model cache; fails (never skips) when it is not there.
-fn models() -> PathBuf {
+pub fn models() -> PathBuf {
     let dir = std::env::var("MEMKIT_TEST_MODELS")
         .ok()
         .filter(|v| !v.is_empty())

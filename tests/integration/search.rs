@@ -686,3 +686,90 @@ fn session_summaries_are_indexed_and_found() {
     let (code, _, _) = search(&env, &["--all-projects", "--type", "session", "cron"]);
     assert_eq!(code, Some(1), "the old summary is gone from the index");
 }
+
+#[test]
+fn a_query_whose_meaning_matches_is_found_by_a_real_model_and_then_cached() {
+    // A model cache of our own (MiniLM copied) so its model file can be broken later.
+    let models = crate::embed::models();
+    let env = Env::new().set(
+        "ORT_DYLIB_PATH",
+        models.join("runtime/libonnxruntime.so").to_str().unwrap(),
+    );
+    let cache = env.dir.path().join("models/minilm-l6");
+    std::fs::create_dir_all(&cache).unwrap();
+    for f in ["model.onnx", "tokenizer.json", "manifest.json"] {
+        std::fs::copy(models.join("minilm-l6").join(f), cache.join(f)).unwrap();
+    }
+    let target = add_obs(&env, |o| {
+        o.title = "Users could not sign in once their cookie expired".into();
+        o.summary = "Sign-in bounced back to the start page: the session cookie had expired, so the credentials were rejected.".into();
+    });
+    for (title, summary) in [
+        (
+            "Tuned the CSS grid of the dashboard",
+            "Columns now wrap on narrow screens.",
+        ),
+        (
+            "Upgraded the Postgres driver",
+            "Pool settings moved to the new format.",
+        ),
+        (
+            "Baked sourdough bread for the team",
+            "Overnight proof, high hydration.",
+        ),
+        (
+            "Sped up the thumbnail generator",
+            "Resizing runs on a thread pool now.",
+        ),
+    ] {
+        add_obs(&env, |o| {
+            o.title = title.into();
+            o.summary = summary.into();
+        });
+    }
+    env.ok("mem-embed", &["--model", "minilm-l6"], b"");
+    env.ok("mem-index", &[], b"");
+    let cached = |q: &str| {
+        let m = memkit::embed::Manifest::load(&cache).unwrap();
+        let text = memkit::embed::query_text(Some(&m), Some("observations"), q);
+        env.count(&format!(
+            "SELECT count(*) FROM embedding_cache WHERE model = '{}' AND dim = 384 AND text_hash = '{}'",
+            m.name,
+            memkit::embed::sha256_hex(&text)
+        ))
+    };
+
+    // No word in common: BM25 finds nothing; the query's meaning finds the sign-in record.
+    let q = "authentication failure";
+    let (code, _, _) = search(&env, &["--all-projects", "--engine", "bm25", q]);
+    assert_eq!(code, Some(1));
+    // Forbidding model loads leaves an uncached query to BM25 and caches nothing.
+    let (code, _, _) = search(&env, &["--all-projects", "--no-model", q]);
+    assert_eq!(code, Some(1));
+    let out = env
+        .cmd("mem-search")
+        .env("MEM_SEARCH_MODEL_LOAD", "0")
+        .args(["--all-projects", q])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(cached(q), 0);
+    let (code, hits, err) = search(&env, &["--all-projects", "--explain", q]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(hits[0]["id"], target, "{hits:#?}");
+    assert!(hits.iter().all(|h| h["mode"] == "hybrid"));
+    assert!(hits[0]["explain"]["similarity"].as_f64().unwrap() > 0.3);
+    assert_eq!(cached(q), 1, "the query vector is cached");
+
+    // The second identical query loads no model: it works with the model file broken.
+    std::fs::write(cache.join("model.onnx"), b"broken").unwrap();
+    let (code, again, err) = search(&env, &["--all-projects", q]);
+    assert_eq!(code, Some(0));
+    assert_eq!(ids(&again), ids(&hits));
+    assert!(again.iter().all(|h| h["mode"] == "hybrid"));
+    assert!(!err.contains("warning"), "{err}");
+    // An uncached query needs the (now broken) model: BM25 alone, and a warning says why.
+    let (code, _, err) = search(&env, &["--all-projects", "login trouble"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("query not embedded"), "{err}");
+}

@@ -4,6 +4,7 @@
 pub mod store;
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -133,6 +134,91 @@ pub fn resolve_model(spec: &str) -> Result<PathBuf> {
         )));
     }
     Ok(dir)
+}
+
+/// The query kind memkit's search embeds (a key of the manifest's `query_prefixes`).
+pub const SEARCH_QUERY_KIND: &str = "observations";
+
+/// The exact text embedded for a query of `kind`: the model's prefix for it (from its
+/// manifest; Qwen3 models carry `Instruct: …\nQuery: `) and the query trimmed. Without a
+/// manifest (the model is not installed) the query alone. The single source of truth for
+/// both the `embedding_cache` key and the text the model sees.
+pub fn query_text(manifest: Option<&Manifest>, kind: Option<&str>, query: &str) -> String {
+    let prefix = manifest.map(|m| m.query_prefix(kind)).unwrap_or("");
+    format!("{prefix}{}", query.trim())
+}
+
+/// The installed model whose manifest is named `name` (as `embeddings.model` stores it):
+/// `hint` first (a configured model name or directory), then `<model cache>/<name>`, then
+/// any directory of the model cache whose manifest.json names it. Reads manifests only.
+pub fn find_model(name: &str, hint: Option<&str>) -> Option<(PathBuf, Manifest)> {
+    let cache = config::models_dir();
+    let named = |dir: PathBuf| {
+        let m = Manifest::load(&dir).ok()?;
+        (m.name == name && dir.join("model.onnx").is_file()).then_some((dir, m))
+    };
+    let first = hint
+        .and_then(|h| resolve_model(h).ok())
+        .into_iter()
+        .chain([cache.join(name)]);
+    for dir in first {
+        if let Some(found) = named(dir) {
+            return Some(found);
+        }
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("manifest.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().find_map(named)
+}
+
+/// A model for search queries, loaded on the first query that is not cached (a cached
+/// query never pays for loading it).
+pub struct QueryModel {
+    dir: PathBuf,
+    manifest: Manifest,
+    dim: usize,
+    /// The loaded model, or why it could not be loaded (not retried within a process).
+    loaded: RefCell<Option<std::result::Result<Embedder, String>>>,
+}
+
+impl QueryModel {
+    /// The model in `dir` giving `dim`-dimensional vectors; nothing is loaded yet.
+    pub fn new(dir: PathBuf, manifest: Manifest, dim: usize) -> Result<QueryModel> {
+        let dim = manifest.output_dim(Some(dim))?;
+        Ok(QueryModel {
+            dir,
+            manifest,
+            dim,
+            loaded: RefCell::new(None),
+        })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+}
+
+impl crate::search::QueryEmbedder for QueryModel {
+    fn model(&self) -> &str {
+        &self.manifest.name
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        let mut slot = self.loaded.borrow_mut();
+        let loaded = slot.get_or_insert_with(|| {
+            Embedder::load(&self.dir, Some(self.dim)).map_err(|e| e.to_string())
+        });
+        match loaded {
+            Ok(e) => Ok(e.embed(&[text])?.remove(0)),
+            Err(e) => Err(Error::Other(e.clone())),
+        }
+    }
 }
 
 /// Where libonnxruntime is: ORT_DYLIB_PATH, then $MEM_MODELS/runtime/, then the system.

@@ -9,28 +9,38 @@ use super::{Embedder, Manifest, from_blob, resolve_model, sha256_hex, to_blob};
 use crate::Result;
 use crate::store::now;
 
-/// A cached vector for (model, dim, sha256 of the exact input text), refreshing its use time.
+/// A cached vector for (model, dim, sha256 of the exact input text), read only.
+pub fn cache_lookup(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    text: &str,
+) -> Result<Option<Vec<f32>>> {
+    let v: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT vector FROM embedding_cache WHERE model=?1 AND dim=?2 AND text_hash=?3",
+            params![model, dim as i64, sha256_hex(text)],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.map(|b| from_blob(&b)).filter(|v| v.len() == dim))
+}
+
+/// [`cache_lookup`], refreshing the entry's use time on a hit.
 pub fn cache_get(
     conn: &Connection,
     model: &str,
     dim: usize,
     text: &str,
 ) -> Result<Option<Vec<f32>>> {
-    let hash = sha256_hex(text);
-    let v: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT vector FROM embedding_cache WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, hash],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let v = cache_lookup(conn, model, dim, text)?;
     if v.is_some() {
         conn.execute(
             "UPDATE embedding_cache SET last_used_at=?4 WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, hash, now()],
+            params![model, dim as i64, sha256_hex(text), now()],
         )?;
     }
-    Ok(v.map(|b| from_blob(&b)))
+    Ok(v)
 }
 
 pub fn cache_put(conn: &Connection, model: &str, dim: usize, text: &str, v: &[f32]) -> Result<()> {
@@ -56,7 +66,7 @@ pub fn embed_query(
     let dir = resolve_model(model)?;
     let manifest = Manifest::load(&dir)?;
     let dim = manifest.output_dim(dim)?;
-    let text = format!("{}{}", manifest.query_prefix(kind), query);
+    let text = super::query_text(Some(&manifest), kind, query);
     if let Some(v) = cache_get(conn, &manifest.name, dim, &text)? {
         return Ok(v);
     }

@@ -3,9 +3,10 @@
 //! Degrades in order: no query vector or no vector index → BM25 only; no tantivy index →
 //! SQLite FTS5. The mode used is in every hit.
 //!
-//! Query vectors come from `embedding_cache` (model, dim, sha256 hex of [`query_text`]) without
-//! loading a model; a [`QueryEmbedder`] (the embeddings module) fills the gap for uncached
-//! queries when one is given.
+//! Query vectors come from `embedding_cache` (model, dim, sha256 hex of the query text that
+//! [`crate::embed::query_text`] makes from the model's manifest) without loading a model; a
+//! [`QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
+//! uncached queries, and the vector is cached for the next identical query.
 
 pub mod synth;
 
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 use tantivy::Term;
 use tantivy::collector::TopDocs;
@@ -27,38 +28,32 @@ use crate::index::{Doc, Layout, State, VectorState};
 use crate::record::Hit;
 use crate::{Error, Result};
 
-/// Embeds query text with a real model (implemented by the embeddings module). Search works
-/// without one: cached query vectors are read from `embedding_cache` directly.
+/// Embeds query text with a real model (`embed::QueryModel`). Search works without one:
+/// cached query vectors are read from `embedding_cache` directly.
 pub trait QueryEmbedder {
     /// Model name as stored in `embeddings.model`.
     fn model(&self) -> &str;
     /// Output dimension as stored in `embeddings.dim`.
     fn dim(&self) -> usize;
-    /// Embeds `text` exactly as given (already shaped by [`query_text`] for queries); the
-    /// vector must be L2-normalised. Implementations may store it in `embedding_cache`.
+    /// Embeds `text` exactly as given (already shaped by [`crate::embed::query_text`] for
+    /// queries); the vector must be L2-normalised. The searcher caches it.
     fn embed(&self, text: &str) -> Result<Vec<f32>>;
 }
 
-/// The instruction Qwen3-Embedding queries carry.
-pub const QUERY_INSTRUCTION: &str =
-    "Given a developer's search query, retrieve relevant memories of past coding sessions";
-
-/// The exact text embedded for a search query: instruction-aware models (Qwen3-Embedding)
-/// get `Instruct: …\nQuery: <q>`, others the query as typed (trimmed). The embedder must use
-/// this function so that cache keys match.
+/// The exact text embedded for a search query with `model`: [`crate::embed::query_text`] with
+/// the installed model's manifest (the query alone when it is not installed).
 pub fn query_text(model: &str, query: &str) -> String {
-    let q = query.trim();
-    if model.to_ascii_lowercase().contains("qwen") {
-        format!("Instruct: {QUERY_INSTRUCTION}\nQuery: {q}")
-    } else {
-        q.to_string()
-    }
+    let found = crate::embed::find_model(model, None);
+    crate::embed::query_text(
+        found.as_ref().map(|f| &f.1),
+        Some(crate::embed::SEARCH_QUERY_KIND),
+        query,
+    )
 }
 
 /// sha256 hex of `text`: the `embedding_cache.text_hash` key.
 pub fn text_hash(text: &str) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(text.as_bytes()))
+    crate::embed::sha256_hex(text)
 }
 
 /// Which retrievers to use.
@@ -305,6 +300,12 @@ pub struct Searcher {
     vectors: std::cell::OnceCell<Option<Vectors>>,
     pub weights: Weights,
     pub embedder: Option<Box<dyn QueryEmbedder>>,
+    /// Why the embedder failed (the search went on without a query vector).
+    pub embed_error: std::cell::RefCell<Option<String>>,
+    /// The configured embedding model (name or directory), looked at first for manifests.
+    model_hint: Option<String>,
+    /// The installed model of the vector index, when there is one.
+    index_model: std::cell::OnceCell<Option<(std::path::PathBuf, crate::embed::Manifest)>>,
 }
 
 impl Searcher {
@@ -342,6 +343,9 @@ impl Searcher {
             vectors: std::cell::OnceCell::new(),
             weights,
             embedder: None,
+            embed_error: std::cell::RefCell::new(None),
+            model_hint: cfg.get("embed_model"),
+            index_model: std::cell::OnceCell::new(),
         })
     }
 
@@ -355,25 +359,62 @@ impl Searcher {
             .as_ref()
     }
 
-    /// A vector for `text` as a document (tags): cache, then the embedder.
+    /// The installed model (directory, manifest) of the vector index; manifests only are read.
+    fn index_model(&self) -> Option<&(std::path::PathBuf, crate::embed::Manifest)> {
+        self.index_model
+            .get_or_init(|| {
+                let v = self.vector_state.as_ref()?;
+                crate::embed::find_model(&v.model, self.model_hint.as_deref())
+            })
+            .as_ref()
+    }
+
+    /// Lets queries missing from the cache be embedded by the vector index's model, loaded on
+    /// first need. False (and BM25 for such queries) when that model is not installed.
+    pub fn use_installed_model(&mut self) -> Result<bool> {
+        let Some(dim) = self.vector_state.as_ref().map(|v| v.dim) else {
+            return Ok(false);
+        };
+        let Some((dir, m)) = self.index_model().cloned() else {
+            return Ok(false);
+        };
+        self.embedder = Some(Box::new(crate::embed::QueryModel::new(dir, m, dim)?));
+        Ok(true)
+    }
+
+    /// The exact text embedded for `query` with the vector index's model.
+    pub fn query_text(&self, query: &str) -> String {
+        crate::embed::query_text(
+            self.index_model().map(|m| &m.1),
+            Some(crate::embed::SEARCH_QUERY_KIND),
+            query,
+        )
+    }
+
+    /// A vector for `text`: the cache, else the embedder (whose vector is then cached). An
+    /// embedder failure is kept in `embed_error` and the search goes on without a vector.
     fn doc_vector(&self, model: &str, dim: usize, text: &str) -> Result<Option<Vec<f32>>> {
-        let hit: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT vector FROM embedding_cache WHERE model = ?1 AND dim = ?2 AND text_hash = ?3",
-                rusqlite::params![model, dim as i64, text_hash(text)],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(b) = hit {
-            let v = decode(&b);
-            if v.len() == dim {
-                return Ok(Some(v));
-            }
+        if let Some(v) = crate::embed::store::cache_lookup(&self.conn, model, dim, text)? {
+            return Ok(Some(v));
         }
-        match &self.embedder {
-            Some(e) if e.model() == model && e.dim() == dim => e.embed(text).map(Some),
-            _ => Ok(None),
+        let Some(e) = self
+            .embedder
+            .as_ref()
+            .filter(|e| e.model() == model && e.dim() == dim)
+        else {
+            return Ok(None);
+        };
+        match e.embed(text) {
+            Ok(v) => {
+                // The cache only saves time: a database that cannot be written costs a
+                // model load next time, not this search.
+                let _ = crate::embed::store::cache_put(&self.conn, model, dim, text, &v);
+                Ok(Some(v))
+            }
+            Err(err) => {
+                *self.embed_error.borrow_mut() = Some(err.to_string());
+                Ok(None)
+            }
         }
     }
 
@@ -382,7 +423,7 @@ impl Searcher {
         let Some(v) = &self.vector_state else {
             return Ok(None);
         };
-        self.doc_vector(&v.model, v.dim, &query_text(&v.model, query))
+        self.doc_vector(&v.model, v.dim, &self.query_text(query))
     }
 
     /// Every known tag (from the index state, else the database).

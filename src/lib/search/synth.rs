@@ -457,7 +457,7 @@ pub fn embed_observations(conn: &mut Connection, dim: usize) -> Result<usize> {
 }
 
 /// Caches the hashed vector of a text in `embedding_cache`, keyed as search looks it up:
-/// queries go through `search::query_text`, tags are cached as they are.
+/// queries go through `embed::query_text`, tags are cached as they are.
 pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {
     let now = crate::store::now();
     conn.execute(
@@ -476,7 +476,9 @@ pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {
 
 /// Caches the vector of a search query.
 pub fn cache_query(conn: &Connection, query: &str, dim: usize) -> Result<()> {
-    cache_text(conn, &crate::search::query_text(HASH_MODEL, query), dim)
+    // The hashed model has no manifest, hence no query prefix.
+    let text = crate::embed::query_text(None, Some(crate::embed::SEARCH_QUERY_KIND), query);
+    cache_text(conn, &text, dim)
 }
 
 /// `n` realistic observations made by recombining the real text of `base`, reproducible from
