@@ -158,7 +158,7 @@ fn hook_inner(home: &Path) -> Result<()> {
         cli::log_line(home, "mem-capture", "warn", &format!("{e}; using defaults"));
         Policy::from_config(&Config::env_only(home)).unwrap_or_else(|_| Policy::defaults())
     });
-    let text = String::from_utf8_lossy(&bytes);
+    let text = capture::utf8_lossy(&bytes);
     let parsed = if text.trim().is_empty() {
         Err("empty payload on stdin".to_string())
     } else {
