@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Wall time and peak RSS of one `mem-capture --hook` process, next to bare process start.
 
-Prints medians and p99 for: /bin/true, `mem-capture --version` (process start + argv parsing),
+Prints wall-time medians and p99 (and the child's CPU time) for: /bin/true, `mem-capture --version` (process start + argv parsing),
 a typical 5 KB PostToolUse, a 1 MB tool response; then the import of every fixture transcript.
 The cases run interleaved (one of each per round) so load on a shared machine hits them alike.
 Peak RSS is the child's own maximum, taken by /usr/bin/time -f %M: a child forked straight from
@@ -22,11 +22,11 @@ def run_once(argv, data, env):
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     p.stdin.write(data)
     p.stdin.close()
-    status = os.waitpid(p.pid, 0)[1]
+    _, status, ru = os.wait4(p.pid, 0)
     dt = (time.perf_counter() - t0) * 1000
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv} exited {os.waitstatus_to_exitcode(status)}")
-    return dt
+    return dt, (ru.ru_utime + ru.ru_stime) * 1000
 
 
 def peak_rss_mib(argv, data, env):
@@ -71,10 +71,13 @@ def main():
         ]
     base_env = {"PATH": os.environ["PATH"]}
     times = {c[0]: [] for c in cases}
+    cpu = {c[0]: [] for c in cases}
     for i in range(a.n):
         for name, argv, make, env, n in cases:
             if i < n:
-                times[name].append(run_once(argv, make(i), env or base_env))
+                dt, c = run_once(argv, make(i), env or base_env)
+                times[name].append(dt)
+                cpu[name].append(c)
     have_time = os.access(TIME, os.X_OK)
     base = statistics.median(times["/bin/true"])
     for name, argv, make, env, n in cases:
@@ -85,6 +88,9 @@ def main():
             "p50_ms": round(statistics.median(t), 3),
             "p99_ms": round(t[min(len(t) - 1, int(len(t) * 0.99))], 3),
             "ratio_to_true_p50": round(statistics.median(t) / base, 2),
+            # CPU time (user + system) of the child: what the process itself costs, less
+            # sensitive than wall time to other load on the machine.
+            "cpu_p50_ms": round(statistics.median(cpu[name]), 3),
             # Distinct payloads (new tool_use_ids) so every RSS run does the full insert.
             "peak_rss_mib": round(max(peak_rss_mib(argv, make(2000000 + j), env or base_env) for j in range(a.rss_runs)), 1)
             if have_time else None,
