@@ -1,3 +1,3 @@
 fn main() {
-    memkit::cli::main("mem-capture", memkit::cmd::capture::run)
+    memkit_capture::cli::main("mem-capture", memkit_capture::cmd::capture::run)
 }

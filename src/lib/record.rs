@@ -263,7 +263,7 @@ pub struct Context {
     pub project_name: Option<String>,
     /// SessionStart source: `startup`, `resume`, `compact` or `clear`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<crate::context::Source>,
+    pub source: Option<Source>,
     /// The markdown given to Claude; empty when there was nothing worth saying.
     pub text: String,
     /// Estimated tokens of `text` (never above `budget`).
@@ -271,7 +271,7 @@ pub struct Context {
     pub budget: usize,
     /// Each layer in priority order: included or skipped, and why (SessionStart only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layers: Vec<crate::context::LayerReport>,
+    pub layers: Vec<LayerReport>,
     /// The records listed, in order.
     #[serde(default)]
     pub items: Vec<ContextItem>,
@@ -290,4 +290,42 @@ pub struct ContextItem {
     pub project_name: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub other_project: bool,
+}
+
+/// Why the session started (SessionStart `source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    #[default]
+    Startup,
+    Resume,
+    Compact,
+    Clear,
+}
+
+impl Source {
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "resume" => Source::Resume,
+            "compact" => Source::Compact,
+            "clear" => Source::Clear,
+            _ => Source::Startup,
+        }
+    }
+}
+
+/// What happened to one layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerReport {
+    pub name: String,
+    /// Tokens this layer was allowed.
+    pub cap: usize,
+    /// Estimated tokens it used (0 when skipped).
+    pub tokens: usize,
+    /// Items listed.
+    pub items: usize,
+    pub included: bool,
+    /// Why it was skipped or cut short (no data, an error, the cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

@@ -121,7 +121,7 @@ fn payload(fields: Value) -> HookPayload {
 
 /// Parses one transcript file's bytes. Never fails: bad lines are reported in `bad_lines`.
 pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::capture::utf8_lossy(bytes);
     let agent_from_path = agent_id_from_path(path);
     let mut out = Parsed {
         path: path.to_path_buf(),

@@ -70,30 +70,15 @@ fn every_fixture_payload_is_stored_as_documented() {
             _ => {}
         }
     }
-    let conn = env.db();
-    let got_log: BTreeMap<String, i64> = conn
-        .prepare("SELECT event, count(*) FROM event_log GROUP BY event")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let got_log: BTreeMap<String, i64> =
+        env.pairs("SELECT event, count(*) FROM event_log GROUP BY event");
     assert_eq!(got_log, by_event, "event_log counts by event");
-    let got_q: BTreeMap<String, i64> = conn
-        .prepare("SELECT event, count(*) FROM pending_queue GROUP BY event")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let got_q: BTreeMap<String, i64> =
+        env.pairs("SELECT event, count(*) FROM pending_queue GROUP BY event");
     assert_eq!(got_q, queued_events, "queue counts by event");
-    let got_tools: BTreeMap<String, i64> = conn
-        .prepare("SELECT tool_name, count(*) FROM pending_queue WHERE tool_name IS NOT NULL GROUP BY tool_name")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let got_tools: BTreeMap<String, i64> = env.pairs(
+        "SELECT tool_name, count(*) FROM pending_queue WHERE tool_name IS NOT NULL GROUP BY tool_name",
+    );
     assert_eq!(got_tools, queued_by_tool, "queue counts by tool");
     let sessions: std::collections::BTreeSet<&str> = payloads
         .iter()
@@ -501,13 +486,8 @@ fn session_lifecycle_and_priorities() {
         (status.as_str(), tp.as_str(), msg.as_str()),
         ("ended", "/tmp/t.jsonl", "Fixed it.")
     );
-    let prio: Vec<(String, String)> = conn
-        .prepare("SELECT event, priority FROM pending_queue ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let prio: Vec<(String, String)> =
+        env.pairs("SELECT event, priority FROM pending_queue ORDER BY id");
     assert_eq!(
         prio,
         vec![
@@ -570,4 +550,57 @@ fn a_newer_database_is_refused_untouched() {
     assert_eq!(out.status.code(), Some(4), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("newer than this memkit"));
     assert_eq!(std::fs::read(env.db_path()).unwrap(), before);
+}
+
+#[test]
+fn the_wal_stays_short_across_many_hook_processes() {
+    // Each hook is a new process whose first connection rebuilds the WAL index from the whole
+    // WAL; SQLite's auto-checkpoint alone never rewinds the file between processes, so without
+    // memkit's own truncation it grows by every hook's pages and every hook reads all of it.
+    // Past 1 MiB a hook starts `mem-capture --checkpoint` in the background to empty it.
+    let env = Env::new();
+    let out = "test output line\n".repeat(600);
+    for i in 0..60 {
+        let mut p = post_tool_use(&format!("w{}", i % 3), json!({"stdout": out}));
+        p["tool_use_id"] = json!(format!("toolu_w{i}"));
+        env.ok("mem-capture", &["--hook"], p.to_string().as_bytes());
+    }
+    assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 60);
+    // Hooks leave the checkpoint to a background process: give the last one time to finish.
+    let wal_size = || std::fs::metadata(env.home().join("mem.db-wal")).map_or(0, |m| m.len());
+    for _ in 0..100 {
+        if wal_size() < 3 << 19 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let wal = wal_size();
+    let db = std::fs::metadata(env.db_path()).unwrap().len();
+    assert!(
+        wal < 3 << 19,
+        "WAL is {wal} bytes after 60 hooks (db {db}): it should be truncated past 1 MiB"
+    );
+    assert!(
+        db > 100_000,
+        "checkpointed pages reach the database file ({db} bytes)"
+    );
+}
+
+#[test]
+fn the_hook_binary_links_no_search_side_and_no_cpp_runtime() {
+    // Every hook pays for what mem-capture links: the C++ runtime usearch needs costs more than
+    // half a millisecond of start-up per process. The library's other tools do link them.
+    let names = |tool: &str| {
+        let bytes = std::fs::read(crate::bin(tool)).unwrap();
+        ["libstdc++", "tantivy", "usearch", "tokenizers"]
+            .into_iter()
+            .filter(|n| memchr::memmem::find(&bytes, n.as_bytes()).is_some())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names("mem-capture"), Vec::<&str>::new());
+    let search = names("mem-search");
+    assert!(
+        search.contains(&"libstdc++") && search.contains(&"tantivy"),
+        "the check sees them where they are: {search:?}"
+    );
 }

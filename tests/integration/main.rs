@@ -118,6 +118,22 @@ impl Env {
         out
     }
 
+    /// The rows of a two-column query, collected as pairs (a `BTreeMap` for counts by key).
+    pub fn pairs<A, B, C>(&self, sql: &str) -> C
+    where
+        A: rusqlite::types::FromSql,
+        B: rusqlite::types::FromSql,
+        C: FromIterator<(A, B)>,
+    {
+        self.db()
+            .prepare(sql)
+            .and_then(|mut st| {
+                st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<C>>()
+            })
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
         self.db()
             .query_row(sql, [], |r| r.get(0))

@@ -1,8 +1,6 @@
 //! Shared CLI plumbing: output format, records vs tables, diagnostics, exit codes
 //! (ARCHITECTURE.md §6). The only place that decides how a result becomes an exit status.
 
-pub mod man;
-
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
 
@@ -213,6 +211,18 @@ pub fn exit_with(prog: &str, result: Result<Outcome>) -> ! {
         }
     };
     std::process::exit(code)
+}
+
+/// A tool as the registry (`cmd::ALL`) knows it.
+pub struct Tool {
+    /// Binary name (`mem-capture`).
+    pub name: &'static str,
+    /// Its clap definition.
+    pub command: fn() -> clap::Command,
+    /// Extra man page text (paragraphs separated by blank lines).
+    pub details: &'static str,
+    /// (command, what it does) pairs for the EXAMPLES section.
+    pub examples: &'static [(&'static str, &'static str)],
 }
 
 /// A tool's parsed arguments, which always include the common flags.

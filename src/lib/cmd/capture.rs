@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Read};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -77,6 +78,9 @@ pub struct Args {
     /// Store the hook payloads read from a JSONL file (- for stdin).
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
+    /// Checkpoint and empty a large WAL (what a hook starts in the background).
+    #[arg(long, hide = true)]
+    pub checkpoint: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -87,6 +91,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     let home = config::data_home();
     let cfg = Config::load(&home)?;
+    if args.checkpoint {
+        store::truncate_wal(&store::open_existing(&cfg.db_path())?);
+        return Ok(Outcome::Ok);
+    }
     let policy = Policy::from_config(&cfg)?;
     if let Some(text) = &args.note {
         return note(io, &cfg, text, &args.tags, args.project.as_deref());
@@ -158,7 +166,7 @@ fn hook_inner(home: &Path) -> Result<()> {
         cli::log_line(home, "mem-capture", "warn", &format!("{e}; using defaults"));
         Policy::from_config(&Config::env_only(home)).unwrap_or_else(|_| Policy::defaults())
     });
-    let text = String::from_utf8_lossy(&bytes);
+    let text = capture::utf8_lossy(&bytes);
     let parsed = if text.trim().is_empty() {
         Err("empty payload on stdin".to_string())
     } else {
@@ -202,6 +210,9 @@ fn hook_inner(home: &Path) -> Result<()> {
                 let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
             }
             drain_spool(home, &conn, &policy);
+            if store::wal_is_large(&conn) {
+                start_checkpoint();
+            }
             Ok(())
         }
         Err(e) => {
@@ -210,6 +221,21 @@ fn hook_inner(home: &Path) -> Result<()> {
             spool(home, &value)?;
             Err(Error::Store(format!("{e}; payload spooled")))
         }
+    }
+}
+
+/// Empties the WAL in a detached `mem-capture --checkpoint`: the checkpoint's fsyncs cost
+/// ~15 ms, which no hook should make Claude Code wait for.
+fn start_checkpoint() {
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = std::process::Command::new(exe)
+            .arg("--checkpoint")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            // Its own group, so it outlives whatever is done to the hook's.
+            .process_group(0)
+            .spawn();
     }
 }
 

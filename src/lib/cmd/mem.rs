@@ -106,7 +106,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         Some(Cmd::Completions { shell }) => {
-            std::io::Write::write_all(&mut io.out, &cli::man::completions(shell))?;
+            std::io::Write::write_all(&mut io.out, &super::man::completions(shell))?;
             Ok(Outcome::Ok)
         }
         Some(Cmd::GenMan { dir }) => {
@@ -125,7 +125,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 pub fn write_man_pages(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     for t in super::ALL {
-        std::fs::write(dir.join(format!("{}.1", t.name)), cli::man::render(t))?;
+        std::fs::write(dir.join(format!("{}.1", t.name)), super::man::render(t))?;
     }
     Ok(())
 }

@@ -7,21 +7,12 @@ pub mod context;
 pub mod embed;
 pub mod index;
 pub mod install;
+pub mod man;
 pub mod mem;
 pub mod report;
 pub mod search;
 
-/// A tool as the registry knows it.
-pub struct Tool {
-    /// Binary name (`mem-capture`).
-    pub name: &'static str,
-    /// Its clap definition.
-    pub command: fn() -> clap::Command,
-    /// Extra man page text (paragraphs separated by blank lines).
-    pub details: &'static str,
-    /// (command, what it does) pairs for the EXAMPLES section.
-    pub examples: &'static [(&'static str, &'static str)],
-}
+pub use crate::cli::Tool;
 
 /// Every tool that works, in the order `mem help` lists them.
 pub const ALL: &[Tool] = &[

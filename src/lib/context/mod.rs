@@ -12,7 +12,6 @@ pub mod prompt;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::index::{self, Doc};
@@ -44,27 +43,7 @@ const FUNCTIONS_SHOWN: usize = 30;
 /// Observations of this project considered for the observation layer (newest first).
 const OBS_CANDIDATES: usize = 300;
 
-/// Why the session started (SessionStart `source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    #[default]
-    Startup,
-    Resume,
-    Compact,
-    Clear,
-}
-
-impl Source {
-    pub fn parse(s: &str) -> Source {
-        match s {
-            "resume" => Source::Resume,
-            "compact" => Source::Compact,
-            "clear" => Source::Clear,
-            _ => Source::Startup,
-        }
-    }
-}
+pub use crate::record::{LayerReport, Source};
 
 /// What to build the block for.
 #[derive(Debug, Clone, Default)]
@@ -94,22 +73,6 @@ pub struct Other {
     pub title: String,
     pub created_ms: i64,
     pub project_name: String,
-}
-
-/// What happened to one layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LayerReport {
-    pub name: String,
-    /// Tokens this layer was allowed.
-    pub cap: usize,
-    /// Estimated tokens it used (0 when skipped).
-    pub tokens: usize,
-    /// Items listed.
-    pub items: usize,
-    pub included: bool,
-    /// Why it was skipped or cut short (no data, an error, the cap).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// A built block.

@@ -35,12 +35,17 @@ pub fn ensure_home(home: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Opens (creating and migrating when needed) the database at `path`.
+/// Opens (creating and migrating when needed) the database at `path`, emptying a large WAL.
 pub fn open(path: &Path) -> Result<Connection> {
-    open_with(path, BUSY_TIMEOUT)
+    let conn = open_with(path, BUSY_TIMEOUT)?;
+    if wal_is_large(&conn) {
+        truncate_wal(&conn);
+    }
+    Ok(conn)
 }
 
-/// Like [`open`], with the lock wait chosen by the caller (hooks wait less).
+/// Like [`open`], with the lock wait chosen by the caller (hooks wait less) and a large WAL left
+/// as it is: a hook hands that to a background `mem-capture --checkpoint` (see [`wal_is_large`]).
 pub fn open_with(path: &Path, busy: Duration) -> Result<Connection> {
     if let Some(dir) = path.parent() {
         ensure_home(dir)?;
@@ -86,12 +91,34 @@ fn configure(conn: &Connection, busy: Duration) -> Result<()> {
     conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")?;
     // Every tool is a short-lived process, usually the only connection: without this each exit
     // would checkpoint the whole WAL (page writes + fsyncs), which is most of a hook's cost.
-    // Checkpoints still happen automatically every 1000 WAL pages and on SessionEnd.
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
         true,
     )?;
     Ok(())
+}
+
+/// WAL size past which it is checkpointed and emptied.
+pub const WAL_TRUNCATE_BYTES: u64 = 1 << 20;
+
+/// Whether the WAL has outgrown [`WAL_TRUNCATE_BYTES`]. It must be kept short by hand: the
+/// first connection of a process rebuilds the WAL index by reading the whole WAL, and that
+/// rebuild forgets what was already checkpointed, so SQLite's auto-checkpoint never rewinds
+/// the file between processes. Left alone the WAL grows without bound and every process reads
+/// all of it (a hook took 20 ms after 400 captures).
+pub fn wal_is_large(conn: &Connection) -> bool {
+    conn.path()
+        .filter(|p| !p.is_empty())
+        .and_then(|db| std::fs::metadata(format!("{db}-wal")).ok())
+        .is_some_and(|m| m.len() > WAL_TRUNCATE_BYTES)
+}
+
+/// Checkpoints the whole WAL into the database and truncates it (two fsyncs). It does not
+/// wait: while another process reads or writes it degrades to a partial checkpoint.
+pub fn truncate_wal(conn: &Connection) {
+    if conn.busy_timeout(Duration::ZERO).is_ok() {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
 }
 
 pub fn is_busy(e: &rusqlite::Error) -> bool {
