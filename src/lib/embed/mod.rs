@@ -268,6 +268,46 @@ pub struct Embedder {
     tokenizer: tokenizers::Tokenizer,
     batch: usize,
     report: LoadReport,
+    tokens: usize,
+    past: Vec<PastInput>,
+}
+
+/// A KV-cache input of a model exported for generation (`past_key_values.N.key`, shape
+/// [batch, heads, past, head_dim]): fed empty, as an embedding is one pass.
+#[derive(Debug, Clone)]
+struct PastInput {
+    name: String,
+    heads: i64,
+    head_dim: i64,
+}
+
+fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastInput>, String> {
+    let mut past = Vec::new();
+    for i in session.inputs() {
+        if m.inputs.values().any(|n| n == i.name()) {
+            continue;
+        }
+        let shape = i.dtype().tensor_shape();
+        match shape {
+            Some(s)
+                if s.len() == 4
+                    && i.dtype().tensor_type() == Some(ort::value::TensorElementType::Float32) =>
+            {
+                past.push(PastInput {
+                    name: i.name().to_string(),
+                    heads: s[1].max(1),
+                    head_dim: s[3].max(1),
+                })
+            }
+            _ => {
+                return Err(format!(
+                    "input {:?} is neither named in manifest.json nor a KV cache",
+                    i.name()
+                ));
+            }
+        }
+    }
+    Ok(past)
 }
 
 fn load_tokenizer(dir: &Path) -> Result<tokenizers::Tokenizer> {
@@ -330,6 +370,8 @@ impl Embedder {
                 )));
             }
         }
+        let past = past_inputs(&session, &manifest)
+            .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
         Ok(Embedder {
             manifest,
             dim,
@@ -343,12 +385,19 @@ impl Embedder {
                 total: started.elapsed(),
                 cache: how,
             },
+            tokens: 0,
+            past,
         })
     }
 
     /// Where the time of the load went, and what the model cache did.
     pub fn load_report(&self) -> &LoadReport {
         &self.report
+    }
+
+    /// Tokens embedded so far (padding not counted).
+    pub fn tokens_embedded(&self) -> usize {
+        self.tokens
     }
 
     /// Token ids of one text, truncated to max_tokens, with EOS appended when the model wants it.
@@ -387,9 +436,12 @@ impl Embedder {
             session,
             tokenizer,
             batch,
+            tokens,
+            past,
             ..
         } = self;
-        let (manifest, tokenizer, dim, batch) = (&*manifest, &*tokenizer, *dim, *batch);
+        let (manifest, tokenizer, dim, batch, past) =
+            (&*manifest, &*tokenizer, *dim, *batch, &*past);
         std::thread::scope(|s| {
             let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<(usize, Vec<i64>)>>>(4);
             s.spawn(move || {
@@ -419,7 +471,8 @@ impl Embedder {
             for items in rx {
                 let items = items?;
                 let refs: Vec<&[i64]> = items.iter().map(|(_, t)| t.as_slice()).collect();
-                let vecs = run_batch(session, manifest, dim, &refs)?;
+                let vecs = run_batch(session, manifest, past, dim, &refs)?;
+                *tokens += refs.iter().map(|t| t.len()).sum::<usize>();
                 for ((i, _), v) in items.iter().zip(vecs) {
                     sink(*i, v)?;
                 }
@@ -461,6 +514,7 @@ fn fit(m: &Manifest, raw: &[u32]) -> Vec<i64> {
 fn run_batch(
     session: &mut Session,
     m: &Manifest,
+    past: &[PastInput],
     dim: usize,
     batch: &[&[i64]],
 ) -> Result<Vec<Vec<f32>>> {
@@ -506,6 +560,11 @@ fn run_batch(
             }
         };
         inputs.push((Cow::Owned(name.clone()), tensor(data)?));
+    }
+    for p in past {
+        let empty = Tensor::<f32>::from_array(([b as i64, p.heads, 0, p.head_dim], Vec::new()))
+            .map_err(|e| Error::other(format!("onnx input {}: {e}", p.name)))?;
+        inputs.push((Cow::Owned(p.name.clone()), empty.into()));
     }
     let output_name = m.output.clone();
     let pooling = m.pooling.clone();
