@@ -117,7 +117,7 @@ pub fn builder(env: &ort::environment::Environment, threads: usize) -> Result<Se
     Session::builder(env)
         .and_then(|b| b.with_intra_threads(threads).map_err(Into::into))
         .and_then(|b| b.with_inter_threads(1).map_err(Into::into))
-        .map_err(|e| Error::other(format!("onnx runtime: {e}")))
+        .map_err(ort_err)
 }
 
 /// A session for `model`: from the cache entry when there is a good one, else from the model
@@ -149,6 +149,10 @@ pub fn session(
         (Ok(()), None) => CacheUse::Built,
     };
     Ok((session, how))
+}
+
+fn ort_err(e: impl std::fmt::Display) -> Error {
+    Error::other(format!("onnx runtime: {e}"))
 }
 
 fn commit(mut b: SessionBuilder, model: &Path) -> Result<Session> {
@@ -207,24 +211,23 @@ fn build_entry(
         let session = commit(builder(env, threads)?, model)?;
         return Ok((session, Err(format!("{}: {e}", parent.display()))));
     }
-    let b = builder(env, threads)?
+    let mut b = builder(env, threads)?
         .with_optimized_model_path(tmp.join(GRAPH))
-        .and_then(|b| {
-            b.with_config_entry(
-                "session.optimized_model_external_initializers_file_name",
-                DATA,
-            )
-        })
-        .and_then(|b| {
-            b.with_config_entry(
-                "session.optimized_model_external_initializers_min_size_in_bytes",
-                "1024",
-            )
-        })
-        .and_then(|b| {
-            b.with_config_entry("session.save_external_prepacked_constant_initializers", "1")
-        })
-        .map_err(|e| Error::other(format!("onnx runtime: {e}")))?;
+        .map_err(ort_err)?;
+    for (k, v) in [
+        (
+            "session.optimized_model_external_initializers_file_name",
+            DATA,
+        ),
+        (
+            "session.optimized_model_external_initializers_min_size_in_bytes",
+            "1024",
+        ),
+        // The packed weights go to the data file too, so a hit does not pack them again.
+        ("session.save_external_prepacked_constant_initializers", "1"),
+    ] {
+        b = b.with_config_entry(k, v).map_err(ort_err)?;
+    }
     let session = match commit(b, model) {
         Ok(s) => s,
         Err(e) => {
