@@ -624,7 +624,7 @@ fn embed_verbose(env: &Env, model: &Path) -> (Vec<f32>, String) {
     let how = err
         .split("model cache: ")
         .nth(1)
-        .and_then(|r| r.split(')').next())
+        .and_then(|r| r.split([')', ';']).next())
         .unwrap_or_else(|| panic!("no model cache report in {}", show(&out)))
         .to_string();
     assert!(err.contains("ready in "), "{}", show(&out));
@@ -878,4 +878,48 @@ fn install_with_a_checksum_mismatch_installs_nothing() {
     // An unknown name is a usage error.
     let out = env.run("mem-embed", &["--install", "no-such-model"], b"");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
+#[test]
+fn cached_qwen3_tokenizer_gives_the_same_tokens_as_tokenizer_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        models().join("qwen3-tiny/tokenizer.json"),
+        dir.path().join("tokenizer.json"),
+    )
+    .unwrap();
+    let plain = tokenizers::Tokenizer::from_file(dir.path().join("tokenizer.json")).unwrap();
+    let (_, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert_eq!(how, embed::cache::CacheUse::Built);
+    let (cached, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert_eq!(how, embed::cache::CacheUse::Hit);
+    let texts = [
+        "fix the login bug",
+        "Instruct: Given a search query\nQuery: why did <|endoftext|> appear",
+        "<|im_start|>user\nüñíçødé 漢字 emoji 🚀 tabs\tand  spaces<|im_end|>",
+        "fn main() { println!(\"{}\", 42); }",
+    ];
+    for t in texts {
+        for special in [true, false] {
+            let a = plain.encode(t, special).unwrap();
+            let b = cached.encode(t, special).unwrap();
+            assert_eq!(a.get_ids(), b.get_ids(), "{t:?}");
+            assert_eq!(a.get_offsets(), b.get_offsets(), "{t:?}");
+        }
+    }
+    // A damaged entry is rebuilt, not an error.
+    let entry = std::fs::read_dir(dir.path().join(".tokenizer-cache"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, &bytes[..bytes.len() / 3]).unwrap();
+    let (again, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert!(matches!(how, embed::cache::CacheUse::Rebuilt(_)), "{how:?}");
+    assert_eq!(
+        again.encode(texts[1], true).unwrap().get_ids(),
+        plain.encode(texts[1], true).unwrap().get_ids()
+    );
 }

@@ -282,3 +282,225 @@ fn publish(tmp: &Path, dir: &Path) -> std::result::Result<(), String> {
         Err(e) => Err(format!("{}: {e}", dir.display())),
     }
 }
+
+/// The tokenizer of model directory `dir`. A BPE tokenizer.json (Qwen3's is 11 MB) is cached
+/// as its small parts in JSON plus the vocabulary and merges in a length-prefixed binary form,
+/// so a load builds the BPE model directly instead of parsing it all through serde's buffers.
+/// The entry (`<dir>/.tokenizer-cache/<key>.bin`) is keyed like the model's.
+pub fn tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, CacheUse)> {
+    let path = dir.join("tokenizer.json");
+    let plain = || {
+        tokenizers::Tokenizer::from_file(&path)
+            .map_err(|e| Error::other(format!("cannot read tokenizer {}: {e}", path.display())))
+    };
+    if !enabled() {
+        return Ok((plain()?, CacheUse::Off));
+    }
+    let entry = tokenizer_entry(&path)?;
+    let mut stale = None;
+    if let Ok(bytes) = std::fs::read(&entry) {
+        match from_split(&bytes) {
+            Ok(t) => return Ok((t, CacheUse::Hit)),
+            Err(why) => {
+                let _ = std::fs::remove_file(&entry);
+                stale = Some(why);
+            }
+        }
+    }
+    let tok = plain()?;
+    let how = match write_split(&path, &entry) {
+        Ok(false) => CacheUse::Off, // not BPE: nothing worth caching
+        Ok(true) => stale.map_or(CacheUse::Built, CacheUse::Rebuilt),
+        Err(why) => CacheUse::Unwritable(why),
+    };
+    Ok((tok, how))
+}
+
+fn tokenizer_entry(path: &Path) -> Result<PathBuf> {
+    let md = std::fs::metadata(path)
+        .map_err(|e| Error::other(format!("cannot read tokenizer {}: {e}", path.display())))?;
+    let mut h = Sha256::new();
+    h.update(FORMAT.to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(
+        std::fs::canonicalize(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .as_os_str()
+            .as_encoded_bytes(),
+    );
+    h.update(md.len().to_le_bytes());
+    if let Ok(d) = md
+        .modified()
+        .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+    {
+        h.update(d.as_nanos().to_le_bytes());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        h.update(md.ino().to_le_bytes());
+    }
+    let key = hex::encode(&h.finalize()[..8]);
+    Ok(path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(".tokenizer-cache")
+        .join(format!("{key}.bin")))
+}
+
+/// Splits tokenizer.json into the entry; false when its model is not BPE.
+fn write_split(path: &Path, entry: &Path) -> std::result::Result<bool, String> {
+    let text = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
+    let Some(model) = v.get_mut("model").and_then(|m| m.as_object_mut()) else {
+        return Ok(false);
+    };
+    if model.get("type").and_then(|t| t.as_str()) != Some("BPE") {
+        return Ok(false);
+    }
+    let vocab = model.remove("vocab").unwrap_or_default();
+    let merges = model.remove("merges").unwrap_or_default();
+    let mut vocab: Vec<(&str, u64)> = vocab
+        .as_object()
+        .ok_or("vocab is not an object")?
+        .iter()
+        .map(|(k, id)| (k.as_str(), id.as_u64().unwrap_or(u64::MAX)))
+        .collect();
+    vocab.sort_by_key(|&(_, id)| id);
+    let mut out = Vec::with_capacity(text.len() / 2);
+    let put = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    put(
+        &mut out,
+        &serde_json::to_vec(&v).map_err(|e| e.to_string())?,
+    );
+    out.extend_from_slice(&(vocab.len() as u32).to_le_bytes());
+    for (k, id) in &vocab {
+        put(&mut out, k.as_bytes());
+        out.extend_from_slice(&(u32::try_from(*id).map_err(|_| "bad vocab id")?).to_le_bytes());
+    }
+    let merges = merges.as_array().ok_or("merges is not a list")?;
+    out.extend_from_slice(&(merges.len() as u32).to_le_bytes());
+    for m in merges {
+        // Either ["a", "b"] or "a b".
+        let (a, b) = match m {
+            serde_json::Value::Array(p) if p.len() == 2 => (
+                p[0].as_str().ok_or("bad merge")?,
+                p[1].as_str().ok_or("bad merge")?,
+            ),
+            serde_json::Value::String(s) => s.split_once(' ').ok_or("bad merge")?,
+            _ => return Err("bad merge".into()),
+        };
+        put(&mut out, a.as_bytes());
+        put(&mut out, b.as_bytes());
+    }
+    let parent = entry.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    // Entries of older tokenizer files go.
+    if let Ok(rd) = std::fs::read_dir(parent) {
+        for e in rd.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    let tmp = parent.join(format!(".tmp-{}", std::process::id()));
+    std::fs::write(&tmp, &out).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, entry).map_err(|e| format!("{}: {e}", entry.display()))?;
+    Ok(true)
+}
+
+/// Rebuilds the tokenizer from an entry; any inconsistency is an error (the caller rebuilds).
+fn from_split(bytes: &[u8]) -> std::result::Result<tokenizers::Tokenizer, String> {
+    use tokenizers::models::bpe::BPE;
+    use tokenizers::{AddedToken, DecoderWrapper, NormalizerWrapper};
+    use tokenizers::{PostProcessorWrapper, PreTokenizerWrapper};
+    let mut at = 0usize;
+    let mut take = |n: usize| -> std::result::Result<&[u8], String> {
+        let s = bytes.get(at..at + n).ok_or("truncated")?;
+        at += n;
+        Ok(s)
+    };
+    fn u32_of(b: &[u8]) -> usize {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+    }
+    let n = u32_of(take(4)?);
+    let rest: serde_json::Value = serde_json::from_slice(take(n)?).map_err(|e| e.to_string())?;
+    let count = u32_of(take(4)?);
+    let mut vocab = tokenizers::models::bpe::Vocab::with_capacity(count);
+    for _ in 0..count {
+        let n = u32_of(take(4)?);
+        let k = std::str::from_utf8(take(n)?)
+            .map_err(|e| e.to_string())?
+            .to_string();
+        let id = u32_of(take(4)?) as u32;
+        vocab.insert(k, id);
+    }
+    let count = u32_of(take(4)?);
+    let mut merges = Vec::with_capacity(count);
+    for _ in 0..count {
+        let n = u32_of(take(4)?);
+        let a = std::str::from_utf8(take(n)?)
+            .map_err(|e| e.to_string())?
+            .to_string();
+        let n = u32_of(take(4)?);
+        let b = std::str::from_utf8(take(n)?)
+            .map_err(|e| e.to_string())?
+            .to_string();
+        merges.push((a, b));
+    }
+    let m = &rest["model"];
+    let s = |k: &str| m[k].as_str().map(str::to_string);
+    let mut bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .fuse_unk(m["fuse_unk"].as_bool().unwrap_or(false))
+        .byte_fallback(m["byte_fallback"].as_bool().unwrap_or(false))
+        .ignore_merges(m["ignore_merges"].as_bool().unwrap_or(false));
+    if let Some(d) = m["dropout"].as_f64() {
+        bpe = bpe.dropout(d as f32);
+    }
+    if let Some(u) = s("unk_token") {
+        bpe = bpe.unk_token(u);
+    }
+    if let Some(p) = s("continuing_subword_prefix") {
+        bpe = bpe.continuing_subword_prefix(p);
+    }
+    if let Some(p) = s("end_of_word_suffix") {
+        bpe = bpe.end_of_word_suffix(p);
+    }
+    let mut tok = tokenizers::Tokenizer::new(bpe.build().map_err(|e| e.to_string())?);
+    fn part<T: serde::de::DeserializeOwned>(
+        v: &serde_json::Value,
+    ) -> std::result::Result<Option<T>, String> {
+        if v.is_null() {
+            return Ok(None);
+        }
+        serde_json::from_value(v.clone()).map_err(|e| e.to_string())
+    }
+    tok.with_normalizer(part::<NormalizerWrapper>(&rest["normalizer"])?)
+        .map_err(|e| e.to_string())?;
+    tok.with_pre_tokenizer(part::<PreTokenizerWrapper>(&rest["pre_tokenizer"])?);
+    tok.with_post_processor(part::<PostProcessorWrapper>(&rest["post_processor"])?);
+    tok.with_decoder(part::<DecoderWrapper>(&rest["decoder"])?);
+    let added = rest["added_tokens"].as_array().cloned().unwrap_or_default();
+    let flag = |t: &serde_json::Value, k: &str| t[k].as_bool().unwrap_or(false);
+    let tokens: Vec<AddedToken> = added
+        .iter()
+        .map(|t| {
+            AddedToken::from(t["content"].as_str().unwrap_or(""), flag(t, "special"))
+                .single_word(flag(t, "single_word"))
+                .lstrip(flag(t, "lstrip"))
+                .rstrip(flag(t, "rstrip"))
+                .normalized(flag(t, "normalized"))
+        })
+        .collect();
+    tok.add_tokens(tokens).map_err(|e| e.to_string())?;
+    // Added tokens take ids in order after the vocabulary: they must come out as recorded.
+    for t in &added {
+        let content = t["content"].as_str().unwrap_or("");
+        if tok.token_to_id(content).map(u64::from) != t["id"].as_u64() {
+            return Err(format!("added token {content:?} does not keep its id"));
+        }
+    }
+    Ok(tok)
+}

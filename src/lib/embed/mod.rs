@@ -243,6 +243,8 @@ pub struct LoadReport {
     /// Wall time of the whole load.
     pub total: Duration,
     pub cache: cache::CacheUse,
+    /// What the tokenizer cache did ("off" also when the tokenizer is not BPE).
+    pub tokenizer_cache: cache::CacheUse,
 }
 
 impl std::fmt::Display for LoadReport {
@@ -250,12 +252,13 @@ impl std::fmt::Display for LoadReport {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         write!(
             f,
-            "ready in {:.0} ms (runtime {:.0} ms, tokenizer {:.0} ms in parallel, session {:.0} ms; model cache: {})",
+            "ready in {:.0} ms (runtime {:.0} ms, tokenizer {:.0} ms in parallel, session {:.0} ms; model cache: {}; tokenizer cache: {})",
             ms(self.total),
             ms(self.runtime),
             ms(self.tokenizer),
             ms(self.session),
-            self.cache
+            self.cache,
+            self.tokenizer_cache
         )
     }
 }
@@ -310,7 +313,7 @@ fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastI
     Ok(past)
 }
 
-fn load_tokenizer(dir: &Path) -> Result<tokenizers::Tokenizer> {
+fn load_tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
     let tok_path = dir.join("tokenizer.json");
     if !tok_path.is_file() {
         return Err(Error::other(format!(
@@ -318,14 +321,13 @@ fn load_tokenizer(dir: &Path) -> Result<tokenizers::Tokenizer> {
             dir.display()
         )));
     }
-    let mut tokenizer = tokenizers::Tokenizer::from_file(&tok_path)
-        .map_err(|e| Error::other(format!("cannot read tokenizer {}: {e}", tok_path.display())))?;
+    let (mut tokenizer, how) = cache::tokenizer(dir)?;
     // Padding and truncation are ours (per the manifest), not the tokenizer file's.
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(None)
         .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
-    Ok(tokenizer)
+    Ok((tokenizer, how))
 }
 
 impl Embedder {
@@ -351,7 +353,7 @@ impl Embedder {
         let (tok, sess) = std::thread::scope(|s| {
             let tok = s.spawn(|| {
                 let t = Instant::now();
-                load_tokenizer(dir).map(|tk| (tk, t.elapsed()))
+                load_tokenizer(dir).map(|(tk, how)| (tk, how, t.elapsed()))
             });
             let t = Instant::now();
             let sess = cache::session(env, &model_path, threads).map(|r| (r, t.elapsed()));
@@ -361,7 +363,7 @@ impl Embedder {
             (tok, sess)
         });
         let ((session, how), session_time) = sess?;
-        let (tokenizer, tokenizer_time) = tok?;
+        let (tokenizer, tokenizer_cache, tokenizer_time) = tok?;
         for (role, name) in &manifest.inputs {
             if !session.inputs().iter().any(|i| i.name() == name) {
                 return Err(Error::other(format!(
@@ -384,6 +386,7 @@ impl Embedder {
                 session: session_time,
                 total: started.elapsed(),
                 cache: how,
+                tokenizer_cache,
             },
             tokens: 0,
             past,
