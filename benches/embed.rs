@@ -320,7 +320,7 @@ fn main() {
     if let Some(q) = &qwen {
         load_breakdown(q, runs);
     }
-    throughput(&minilm, 1024, 2000);
+    throughput(&minilm, 512, 1000);
     if let Some(q) = &qwen {
         throughput(q, 64, 600);
     }
