@@ -19,24 +19,21 @@ use std::time::Instant;
 use memkit::embed::{self, Embedder};
 use serde_json::Value;
 
-fn models() -> PathBuf {
-    std::env::var("MEM_MODELS")
+/// `$var`, else `default` under $HOME.
+fn env_path(var: &str, default: &str) -> PathBuf {
+    std::env::var(var)
         .ok()
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/memkit/models")
-        })
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(default))
+}
+
+fn models() -> PathBuf {
+    env_path("MEM_MODELS", ".cache/memkit/models")
 }
 
 fn python() -> PathBuf {
-    std::env::var("MEMKIT_TEST_PYTHON")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/memkit/venv/bin/python")
-        })
+    env_path("MEMKIT_TEST_PYTHON", ".cache/memkit/venv/bin/python")
 }
 
 /// One process run: wall ms, peak RSS MiB, stdout, stderr. Reaped by wait4 for its rusage.

@@ -304,6 +304,13 @@ fn missing_runtime_missing_model_and_corrupt_model_are_clear_errors() {
     let env = self::env();
     let out = env.run("mem-embed", &["-", "--model", "no-such-model"], &input);
     assert_clean_error(&out, 5, "model \"no-such-model\" not found");
+    // The default model, not installed, says how to get it.
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "qwen3-embedding-0.6b"],
+        &input,
+    );
+    assert_clean_error(&out, 5, "mem-embed --install qwen3-embedding-0.6b");
     // A corrupt model.onnx next to a good tokenizer and manifest.
     let bad = env.dir.path().join("bad-model");
     std::fs::create_dir_all(&bad).unwrap();

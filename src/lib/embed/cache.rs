@@ -59,22 +59,19 @@ pub fn enabled() -> bool {
     config::env_nonempty("MEM_MODEL_CACHE").is_none_or(|v| v.trim() != "0")
 }
 
-/// The cache entry directory of `model` (a model.onnx file).
-pub fn entry_dir(model: &Path) -> Result<PathBuf> {
-    let md = std::fs::metadata(model).map_err(|e| {
+/// A short key naming one version of a file (path, size, mtime, inode) plus `extra`: a
+/// replaced or edited file gets a new key without hashing its content.
+fn file_key(path: &Path, what: &str, extra: &[&[u8]]) -> Result<String> {
+    let md = std::fs::metadata(path).map_err(|e| {
         Error::other(format!(
-            "cannot read model {}: {e} (run scripts/fetch-models again)",
-            model.display()
+            "cannot read {what} {}: {e} (run scripts/fetch-models again)",
+            path.display()
         ))
     })?;
     let mut h = Sha256::new();
     h.update(FORMAT.to_le_bytes());
-    h.update(
-        std::fs::canonicalize(model)
-            .unwrap_or_else(|_| model.to_path_buf())
-            .as_os_str()
-            .as_encoded_bytes(),
-    );
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    h.update(canonical.as_os_str().as_encoded_bytes());
     h.update(md.len().to_le_bytes());
     if let Ok(t) = md.modified()
         && let Ok(d) = t.duration_since(std::time::UNIX_EPOCH)
@@ -86,9 +83,17 @@ pub fn entry_dir(model: &Path) -> Result<PathBuf> {
         use std::os::unix::fs::MetadataExt;
         h.update(md.ino().to_le_bytes());
     }
-    h.update(ort::info().as_bytes());
-    h.update(cpu_signature().as_bytes());
-    let key = hex::encode(&h.finalize()[..8]);
+    for e in extra {
+        h.update(e);
+    }
+    Ok(hex::encode(&h.finalize()[..8]))
+}
+
+/// The cache entry directory of `model` (a model.onnx file): also keyed by the ONNX Runtime
+/// build and the CPU.
+pub fn entry_dir(model: &Path) -> Result<PathBuf> {
+    let cpu = cpu_signature();
+    let key = file_key(model, "model", &[ort::info().as_bytes(), cpu.as_bytes()])?;
     let parent = model.parent().unwrap_or(Path::new("."));
     Ok(parent.join(DIR).join(key))
 }
@@ -317,30 +322,7 @@ pub fn tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, CacheUse)> {
 }
 
 fn tokenizer_entry(path: &Path) -> Result<PathBuf> {
-    let md = std::fs::metadata(path)
-        .map_err(|e| Error::other(format!("cannot read tokenizer {}: {e}", path.display())))?;
-    let mut h = Sha256::new();
-    h.update(FORMAT.to_le_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.update(
-        std::fs::canonicalize(path)
-            .unwrap_or_else(|_| path.to_path_buf())
-            .as_os_str()
-            .as_encoded_bytes(),
-    );
-    h.update(md.len().to_le_bytes());
-    if let Ok(d) = md
-        .modified()
-        .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
-    {
-        h.update(d.as_nanos().to_le_bytes());
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        h.update(md.ino().to_le_bytes());
-    }
-    let key = hex::encode(&h.finalize()[..8]);
+    let key = file_key(path, "tokenizer", &[env!("CARGO_PKG_VERSION").as_bytes()])?;
     Ok(path
         .parent()
         .unwrap_or(Path::new("."))

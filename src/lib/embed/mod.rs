@@ -130,8 +130,13 @@ pub fn resolve_model(spec: &str) -> Result<PathBuf> {
         config::models_dir().join(spec)
     };
     if !dir.join("model.onnx").is_file() {
+        let how = if install::KNOWN.contains(&spec) {
+            format!("run mem-embed --install {spec}")
+        } else {
+            FETCH_HINT.to_string()
+        };
         return Err(Error::other(format!(
-            "model {spec:?} not found: {} holds no model.onnx ({FETCH_HINT}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
+            "model {spec:?} not found: {} holds no model.onnx ({how}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
             dir.display()
         )));
     }
