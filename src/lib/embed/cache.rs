@@ -314,6 +314,9 @@ pub fn tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, CacheUse)> {
         }
     }
     let tok = plain()?;
+    if !matches!(tok.get_model(), tokenizers::ModelWrapper::BPE(_)) {
+        return Ok((tok, CacheUse::Off)); // small enough as it is
+    }
     let how = match write_split(&path, &entry) {
         Ok(false) => CacheUse::Off, // not BPE: nothing worth caching
         Ok(true) => stale.map_or(CacheUse::Built, CacheUse::Rebuilt),
@@ -384,7 +387,9 @@ fn write_split(path: &Path, entry: &Path) -> std::result::Result<bool, String> {
     // Entries of older tokenizer files go.
     if let Ok(rd) = std::fs::read_dir(parent) {
         for e in rd.flatten() {
-            let _ = std::fs::remove_file(e.path());
+            if !e.file_name().to_string_lossy().starts_with(".tmp-") {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
     }
     let tmp = parent.join(format!(".tmp-{}", std::process::id()));
