@@ -195,7 +195,8 @@ fn load_entry(
     builder(env, threads)
         .map_err(|e| e.to_string())?
         .with_optimization_level(GraphOptimizationLevel::Disable)
-        .and_then(|b| b.with_prepacking(false))
+        .map_err(|e| e.to_string())?
+        .with_prepacking(false)
         .map_err(|e| e.to_string())?
         .commit_from_file(dir.join(GRAPH))
         .map_err(|e| e.to_string())
