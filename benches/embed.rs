@@ -244,15 +244,13 @@ fn throughput(model: &Path, n: usize, max_chars: usize) {
     }
     drop(w);
     e.embed(&refs[..refs.len().min(16)]).unwrap(); // warm-up, like the raw side's
+    // Alternated, so that a change in the machine's load falls on both sides alike.
     let mut runs = Vec::new();
+    let mut raws = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
         e.embed(&refs).unwrap();
         runs.push(tokens as f64 / t.elapsed().as_secs_f64());
-    }
-    let ours = median(&mut runs);
-    let mut raws = Vec::new();
-    for _ in 0..3 {
         let py = Command::new(python())
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
             .arg(model)
@@ -280,6 +278,7 @@ fn throughput(model: &Path, n: usize, max_chars: usize) {
         );
         raws.push(v["tokens_per_s"].as_f64().unwrap());
     }
+    let ours = median(&mut runs);
     let raw = median(&mut raws);
     let _ = std::fs::remove_file(&ids_file);
     // Peak RSS of a whole mem-embed process over the same texts.
@@ -292,7 +291,7 @@ fn throughput(model: &Path, n: usize, max_chars: usize) {
     c.args(["-", "--model", model.to_str().unwrap()]);
     let (_, rss, _, _) = run(c, input.as_bytes());
     println!(
-        "throughput of {} on {} fixture texts ({} tokens, batches of 16, {} threads; medians of 3):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3}; mem-embed peak RSS {:.0} MiB",
+        "throughput of {} on {} fixture texts ({} tokens, batches of 16, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3}; mem-embed peak RSS {:.0} MiB",
         model.display(),
         texts.len(),
         tokens,
