@@ -11,36 +11,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Instant;
 
 use memkit::index::{self, Layout, Options};
 use memkit::search::synth;
 
 const PROJECT: &str = "/bench/project-3";
-
-/// Runs a command with `stdin` from a file: (wall ms, peak RSS MiB, exit code), reaped by
-/// wait4 so that the child's own peak RSS is what is reported.
-#[allow(clippy::zombie_processes)]
-fn timed(mut c: std::process::Command, stdin: &Path) -> (f64, f64, i32) {
-    c.stdin(std::fs::File::open(stdin).unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let t = Instant::now();
-    let child = c.spawn().expect("spawn");
-    let mut status = 0;
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid, writing into locals we own.
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    let ms = t.elapsed().as_secs_f64() * 1000.0;
-    assert!(r > 0, "wait4 failed");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (ms, ru.ru_maxrss as f64 / 1024.0, code)
-}
 
 fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f64, f64) {
     let mut ms = Vec::new();
@@ -48,7 +23,7 @@ fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f6
     for p in payloads {
         let mut c = common::cmd(home, "mem-context");
         c.args(args);
-        let (t, r, code) = timed(c, p);
+        let (t, r, code) = common::timed(c, Some(p));
         assert_eq!(code, 0, "mem-context {args:?} exited {code}");
         ms.push(t);
         rss = rss.max(r);

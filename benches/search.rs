@@ -20,28 +20,6 @@ use memkit::search::synth;
 
 const DIM: usize = 256;
 
-/// Runs a command, returning (wall ms, peak RSS MiB, exit code). The child is reaped by
-/// wait4 (which also reports its peak RSS), not by Child::wait.
-#[allow(clippy::zombie_processes)]
-fn timed(mut c: std::process::Command) -> (f64, f64, i32) {
-    c.stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let t = Instant::now();
-    let child = c.spawn().expect("spawn");
-    let mut status = 0;
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid, writing into locals we own.
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    let ms = t.elapsed().as_secs_f64() * 1000.0;
-    assert!(r > 0, "wait4 failed");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (ms, ru.ru_maxrss as f64 / 1024.0, code)
-}
-
 fn run_many(home: &Path, queries: &[String], args: &[&str]) -> (f64, f64, f64, usize) {
     let mut ms = Vec::new();
     let mut rss: f64 = 0.0;
@@ -49,7 +27,7 @@ fn run_many(home: &Path, queries: &[String], args: &[&str]) -> (f64, f64, f64, u
     for q in queries {
         let mut c = common::cmd(home, "mem-search");
         c.args(args).arg("--").arg(q);
-        let (t, r, code) = timed(c);
+        let (t, r, code) = common::timed(c, None);
         assert!(code == 0 || code == 1, "mem-search exited {code} for {q:?}");
         found += (code == 0) as usize;
         ms.push(t);
@@ -190,7 +168,7 @@ fn measure(home: &Path, n: usize) {
     for _ in 0..30 {
         let mut c = common::cmd(&home, "mem-search");
         c.arg("--version");
-        base_ms.push(timed(c).0);
+        base_ms.push(common::timed(c, None).0);
     }
     let baseline = common::median(&mut base_ms);
     println!("baseline (mem-search --version, process start only): p50 {baseline:.2} ms");

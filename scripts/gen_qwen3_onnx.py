@@ -294,6 +294,14 @@ class Qwen3Graph:
         b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_identity"))
 
         inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"]) for n in (ids, mask, pos)]
+        if getattr(self, "past_kv_inputs", False):
+            # As in Hugging Face exports made for generation: a KV cache per layer, fed empty
+            # (past_sequence 0) for one embedding pass. Unused by this graph.
+            for i in range(c["layers"]):
+                for kind in ("key", "value"):
+                    inputs.append(helper.make_tensor_value_info(
+                        f"past_key_values.{i}.{kind}", TensorProto.FLOAT,
+                        ["batch", c["kv_heads"], "past_sequence", c["head_dim"]]))
         outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
                                                  ["batch", "sequence", c["hidden"]])]
         graph = helper.make_graph(b.nodes, "qwen3_embedding", inputs, outputs, initializer=b.inits)
@@ -376,6 +384,8 @@ def main():
                     help="Qwen3 tokenizer.json (default $MEM_MODELS/qwen3-tokenizer/tokenizer.json)")
     ap.add_argument("--name", default=None, help="manifest name (default qwen3-<config>[-int8])")
     ap.add_argument("--no-validate", action="store_true")
+    ap.add_argument("--past-kv-inputs", action="store_true",
+                    help="add (unused) past_key_values.N.key/value inputs like generation exports")
     args = ap.parse_args()
 
     cfg = CONFIGS[args.config]
@@ -396,7 +406,9 @@ def main():
     t0 = time.perf_counter()
     b = Builder(data_path if external else None)
     try:
-        model = Qwen3Graph(cfg, args.seed, args.int8, args.int8_mode, b).build()
+        g = Qwen3Graph(cfg, args.seed, args.int8, args.int8_mode, b)
+        g.past_kv_inputs = args.past_kv_inputs
+        model = g.build()
     finally:
         b.close()
     t1 = time.perf_counter()

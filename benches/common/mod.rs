@@ -57,3 +57,34 @@ pub fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
+
+/// Waits for `child` with wait4, which also gives its own peak RSS (a plain wait would leave the
+/// rusage unread): (exit code or -1, peak RSS MiB).
+pub fn reap(child: &std::process::Child) -> (i32, f64) {
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, writing into locals we own.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert!(r > 0, "wait4 failed");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, ru.ru_maxrss as f64 / 1024.0)
+}
+
+/// Runs a command (stdin from `stdin` when given, output discarded): (wall ms, peak RSS MiB,
+/// exit code).
+#[allow(clippy::zombie_processes)]
+pub fn timed(mut c: Command, stdin: Option<&Path>) -> (f64, f64, i32) {
+    if let Some(p) = stdin {
+        c.stdin(std::fs::File::open(p).unwrap());
+    }
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let t = std::time::Instant::now();
+    let child = c.spawn().expect("spawn");
+    let (code, rss) = reap(&child);
+    (t.elapsed().as_secs_f64() * 1000.0, rss, code)
+}

@@ -25,6 +25,14 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Embedding dimension (Matryoshka truncation; default: the model's own).",
     ),
     (
+        "MEM_MODEL_CACHE",
+        "When 0, models are loaded and optimised from model.onnx every time instead of from their persistent cache (<model>/.ort-cache/).",
+    ),
+    (
+        "MEM_HF_ENDPOINT",
+        "Hugging Face endpoint for mem-embed --install (default https://huggingface.co; a mirror's URL).",
+    ),
+    (
         "ORT_DYLIB_PATH",
         "Path of libonnxruntime.so (else MEM_MODELS/runtime/, else the system's).",
     ),

@@ -26,10 +26,36 @@ pub struct Mock {
     pub seen: Arc<Mutex<Vec<Seen>>>,
 }
 
+/// A raw answer of the mock server: status, extra headers, body, and optionally a cut (the
+/// connection closes after that many body bytes, Content-Length still announcing them all).
+pub struct Reply {
+    pub code: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub cut_after: Option<usize>,
+}
+
 impl Mock {
     pub fn start<F>(delay: Duration, respond: F) -> Mock
     where
         F: Fn(usize, &Value) -> (u16, String) + Send + 'static,
+    {
+        Mock::start_raw(move |n, seen| {
+            std::thread::sleep(delay);
+            let (code, text) = respond(n, &seen.body);
+            Reply {
+                code,
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body: text.into_bytes(),
+                cut_after: None,
+            }
+        })
+    }
+
+    /// A server answering each request with `respond(n, request)`.
+    pub fn start_raw<F>(respond: F) -> Mock
+    where
+        F: Fn(usize, &Seen) -> Reply + Send + 'static,
     {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -59,22 +85,29 @@ impl Mock {
                 let _ = reader.read_exact(&mut body);
                 let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                let req = Seen {
+                    path,
+                    headers: head.to_ascii_lowercase(),
+                    body,
+                };
                 let n = {
                     let mut s = log.lock().unwrap();
-                    s.push(Seen {
-                        path,
-                        headers: head.to_ascii_lowercase(),
-                        body: body.clone(),
-                    });
+                    s.push(req.clone());
                     s.len() - 1
                 };
-                std::thread::sleep(delay);
-                let (code, text) = respond(n, &body);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
+                let reply = respond(n, &req);
+                let mut out = format!("HTTP/1.1 {} X\r\n", reply.code);
+                for (k, v) in &reply.headers {
+                    out.push_str(&format!("{k}: {v}\r\n"));
+                }
+                out.push_str(&format!(
+                    "Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    reply.body.len()
+                ));
+                let upto = reply.cut_after.unwrap_or(reply.body.len());
+                let _ = stream.write_all(out.as_bytes());
+                let _ = stream.write_all(&reply.body[..upto]);
+                let _ = stream.flush();
             }
         });
         Mock { url, seen }

@@ -2,11 +2,12 @@
 //! random-weight Qwen3-architecture model, prepared by `scripts/test` (fetch-models, pyenv,
 //! gen_qwen3_onnx.py). The models are found via MEMKIT_TEST_MODELS, else the default model cache.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use memkit::embed::{self, Embedder};
 use serde_json::Value;
 
+use crate::compress::{Mock, Reply};
 use crate::{Env, jsonl, show};
 
 /// The prepared model cache; fails (never skips) when it is not there.
@@ -27,6 +28,7 @@ pub fn models() -> PathBuf {
         "minilm-l6/manifest.json",
         "qwen3-tiny/model.onnx",
         "qwen3-tiny/manifest.json",
+        "qwen3-tiny-past/model.onnx",
     ] {
         assert!(
             dir.join(need).is_file(),
@@ -302,6 +304,13 @@ fn missing_runtime_missing_model_and_corrupt_model_are_clear_errors() {
     let env = self::env();
     let out = env.run("mem-embed", &["-", "--model", "no-such-model"], &input);
     assert_clean_error(&out, 5, "model \"no-such-model\" not found");
+    // The default model, not installed, says how to get it.
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "qwen3-embedding-0.6b"],
+        &input,
+    );
+    assert_clean_error(&out, 5, "mem-embed --install qwen3-embedding-0.6b");
     // A corrupt model.onnx next to a good tokenizer and manifest.
     let bad = env.dir.path().join("bad-model");
     std::fs::create_dir_all(&bad).unwrap();
@@ -599,4 +608,325 @@ fn pooling_matches_raw_onnx_runtime_in_python() {
             );
         }
     }
+}
+
+/// A copy of a prepared model in its own directory (so its model cache is the test's own).
+fn model_copy(env: &Env, model: &str) -> PathBuf {
+    let dir = env.dir.path().join(format!("{model}-copy"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["tokenizer.json", "manifest.json", "model.onnx"] {
+        std::fs::copy(models().join(model).join(f), dir.join(f)).unwrap();
+    }
+    dir
+}
+
+/// Runs `mem-embed - -v` on one text; returns its vector and what the model cache did.
+fn embed_verbose(env: &Env, model: &Path) -> (Vec<f32>, String) {
+    let out = env.ok(
+        "mem-embed",
+        &["-", "-v", "--model", model.to_str().unwrap()],
+        &records(&["the login bug came back after the refactor"]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let how = err
+        .split("model cache: ")
+        .nth(1)
+        .and_then(|r| r.split([')', ';']).next())
+        .unwrap_or_else(|| panic!("no model cache report in {}", show(&out)))
+        .to_string();
+    assert!(err.contains("ready in "), "{}", show(&out));
+    (vectors(&out).remove(0), how)
+}
+
+/// The cache entries of a model directory.
+fn cache_entries(model: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(model.join(".ort-cache"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn model_cache_is_built_once_then_hit_with_the_same_vectors() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny");
+    let (plain, how) = embed_verbose(&self::env().set("MEM_MODEL_CACHE", "0"), &model);
+    assert_eq!(how, "off");
+    assert!(
+        cache_entries(&model).is_empty(),
+        "MEM_MODEL_CACHE=0 writes nothing"
+    );
+    let (built, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "built");
+    let entries = cache_entries(&model);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].join("ready.json").is_file());
+    assert!(entries[0].join("model.onnx.data").is_file());
+    for run in 0..2 {
+        let (hit, how) = embed_verbose(&env, &model);
+        assert_eq!(how, "hit", "run {run}");
+        assert!(embed::cosine(&hit, &plain) >= 0.99999);
+    }
+    assert!(embed::cosine(&built, &plain) >= 0.99999);
+    // A changed model file is a new entry; the old one goes.
+    std::fs::remove_file(model.join("model.onnx")).unwrap();
+    std::fs::copy(
+        models().join("minilm-l6/model.onnx"),
+        model.join("model.onnx"),
+    )
+    .unwrap();
+    std::fs::copy(
+        models().join("qwen3-tiny/model.onnx"),
+        model.join("model.onnx"),
+    )
+    .unwrap();
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "built");
+    let now = cache_entries(&model);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], entries[0]);
+}
+
+#[test]
+fn a_corrupt_model_cache_is_rebuilt_not_an_error() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny");
+    let (good, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "built");
+    let entry = cache_entries(&model).remove(0);
+    // Garbage of the right size in the graph: ONNX Runtime refuses it.
+    let len = std::fs::metadata(entry.join("model.onnx")).unwrap().len() as usize;
+    std::fs::write(entry.join("model.onnx"), vec![0x5a; len]).unwrap();
+    let (v, how) = embed_verbose(&env, &model);
+    assert!(how.starts_with("rebuilt"), "{how}");
+    assert!(embed::cosine(&v, &good) >= 0.99999);
+    // A truncated weights file (a crash while copying, a full disk).
+    let entry = cache_entries(&model).remove(0);
+    let data = std::fs::read(entry.join("model.onnx.data")).unwrap();
+    std::fs::write(entry.join("model.onnx.data"), &data[..data.len() / 2]).unwrap();
+    let (v, how) = embed_verbose(&env, &model);
+    assert!(how.starts_with("rebuilt"), "{how}");
+    assert!(embed::cosine(&v, &good) >= 0.99999);
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "hit");
+    // Leftovers of a build that died are not entries, and are not loaded.
+    assert!(cache_entries(&model).iter().all(|p| {
+        !p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tmp-")
+    }));
+}
+
+#[test]
+fn kv_cache_inputs_of_generation_exports_are_fed_empty() {
+    let env = env();
+    let text = records(&[
+        "fix the login bug",
+        "a second, longer text about the indexer",
+    ]);
+    let with = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny-past"], &text));
+    let without = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny"], &text));
+    for (a, b) in with.iter().zip(&without) {
+        assert!(embed::cosine(a, b) >= 0.99999);
+    }
+}
+
+fn sha(path: &Path) -> String {
+    embed::install::sha256_file(path).unwrap()
+}
+
+/// The tiny Qwen3 model as a package served by a mock Hugging Face.
+fn tiny_package() -> embed::install::Package {
+    let m = models().join("qwen3-tiny");
+    embed::install::Package {
+        name: "tiny-remote".into(),
+        repo: "test-org/Tiny-ONNX".into(),
+        revision: "0123abcd".into(),
+        files: vec![
+            embed::install::RemoteFile {
+                remote: "onnx/model_int8.onnx".into(),
+                local: "model.onnx".into(),
+                sha256: sha(&m.join("model.onnx")),
+            },
+            embed::install::RemoteFile {
+                remote: "tokenizer.json".into(),
+                local: "tokenizer.json".into(),
+                sha256: sha(&m.join("tokenizer.json")),
+            },
+        ],
+        manifest: serde_json::from_str(&std::fs::read_to_string(m.join("manifest.json")).unwrap())
+            .unwrap(),
+    }
+}
+
+/// Serves the tiny model's files like Hugging Face (`/<repo>/resolve/<rev>/<path>`), honouring
+/// Range; the first request for the model is cut halfway.
+fn hub() -> Mock {
+    let m = models().join("qwen3-tiny");
+    let model = std::fs::read(m.join("model.onnx")).unwrap();
+    let tokenizer = std::fs::read(m.join("tokenizer.json")).unwrap();
+    let cut_once = std::sync::atomic::AtomicBool::new(true);
+    Mock::start_raw(move |_, req| {
+        let body = match req.path.as_str() {
+            "/test-org/Tiny-ONNX/resolve/0123abcd/onnx/model_int8.onnx" => &model,
+            "/test-org/Tiny-ONNX/resolve/0123abcd/tokenizer.json" => &tokenizer,
+            _ => {
+                return Reply {
+                    code: 404,
+                    headers: vec![],
+                    body: b"not found".to_vec(),
+                    cut_after: None,
+                };
+            }
+        };
+        let from = req
+            .headers
+            .lines()
+            .find_map(|l| l.strip_prefix("range: bytes="))
+            .and_then(|r| r.trim().trim_end_matches('-').parse::<usize>().ok());
+        let cut =
+            body.len() > 1_000_000 && cut_once.swap(false, std::sync::atomic::Ordering::SeqCst);
+        match from {
+            Some(f) => Reply {
+                code: 206,
+                headers: vec![(
+                    "Content-Range".into(),
+                    format!("bytes {f}-{}/{}", body.len() - 1, body.len()),
+                )],
+                body: body[f..].to_vec(),
+                cut_after: None,
+            },
+            None => Reply {
+                code: 200,
+                headers: vec![],
+                body: body.clone(),
+                cut_after: cut.then_some(body.len() / 2),
+            },
+        }
+    })
+}
+
+#[test]
+fn install_downloads_resumes_after_a_cut_and_verifies() {
+    let env = env();
+    let cache = env.dir.path().join("models");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::os::unix::fs::symlink(models().join("runtime"), cache.join("runtime")).unwrap();
+    let mock = hub();
+    let pkg = tiny_package();
+    let mut seen = Vec::new();
+    let err = embed::install::install(&pkg, &mock.url, &cache, &mut |f, n, t| {
+        seen.push((f.to_string(), n, t))
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("download cut"), "{err}");
+    assert!(
+        !cache.join("tiny-remote").exists(),
+        "nothing installed after a cut"
+    );
+    let part = cache.join(".install-tiny-remote/model.onnx.part");
+    let half = std::fs::metadata(&part).unwrap().len();
+    let full = std::fs::metadata(models().join("qwen3-tiny/model.onnx"))
+        .unwrap()
+        .len();
+    assert_eq!(half, full / 2);
+    assert!(
+        seen.iter()
+            .any(|(f, _, t)| f == "model.onnx" && *t == Some(full))
+    );
+
+    let dir = embed::install::install(&pkg, &mock.url, &cache, &mut |_, _, _| {}).unwrap();
+    assert_eq!(dir, cache.join("tiny-remote"));
+    let reqs = mock.seen.lock().unwrap().clone();
+    assert!(
+        reqs[1].headers.contains(&format!("range: bytes={half}-")),
+        "the second request resumes: {}",
+        reqs[1].headers
+    );
+    for f in &pkg.files {
+        assert_eq!(sha(&dir.join(&f.local)), f.sha256);
+    }
+    assert!(!cache.join(".install-tiny-remote").exists());
+    // The installed model works by name, and gives the original's vectors.
+    let env = env.set("MEM_MODELS", cache.to_str().unwrap());
+    let text = records(&["fix login bug"]);
+    let got = vectors(&env.ok("mem-embed", &["-", "--model", "tiny-remote"], &text));
+    let want = vectors(&self::env().ok("mem-embed", &["-", "--model", "qwen3-tiny"], &text));
+    assert!(embed::cosine(&got[0], &want[0]) >= 0.99999);
+}
+
+#[test]
+fn install_with_a_checksum_mismatch_installs_nothing() {
+    let mock = Mock::start_raw(|_, _| Reply {
+        code: 200,
+        headers: vec![],
+        body: b"not the model you are looking for".to_vec(),
+        cut_after: None,
+    });
+    let env = Env::new();
+    let cache = env.dir.path().join("models");
+    let env = env
+        .set("MEM_MODELS", cache.to_str().unwrap())
+        .set("MEM_HF_ENDPOINT", &mock.url);
+    let out = env.run("mem-embed", &["--install", "qwen3-embedding-0.6b"], b"");
+    assert_clean_error(&out, 5, "nothing installed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sha256"));
+    assert!(!cache.join("qwen3-embedding-0.6b").exists());
+    assert!(
+        !cache
+            .join(".install-qwen3-embedding-0.6b/model.onnx.part")
+            .exists()
+    );
+    let reqs = mock.seen.lock().unwrap().clone();
+    assert_eq!(
+        reqs[0].path,
+        "/onnx-community/Qwen3-Embedding-0.6B-ONNX/resolve/c25a394dd583836952667c12f008335071b3f43d/onnx/model_int8.onnx"
+    );
+    // An unknown name is a usage error.
+    let out = env.run("mem-embed", &["--install", "no-such-model"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
+#[test]
+fn cached_qwen3_tokenizer_gives_the_same_tokens_as_tokenizer_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        models().join("qwen3-tiny/tokenizer.json"),
+        dir.path().join("tokenizer.json"),
+    )
+    .unwrap();
+    let plain = tokenizers::Tokenizer::from_file(dir.path().join("tokenizer.json")).unwrap();
+    let (_, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert_eq!(how, embed::cache::CacheUse::Built);
+    let (cached, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert_eq!(how, embed::cache::CacheUse::Hit);
+    let texts = [
+        "fix the login bug",
+        "Instruct: Given a search query\nQuery: why did <|endoftext|> appear",
+        "<|im_start|>user\nüñíçødé 漢字 emoji 🚀 tabs\tand  spaces<|im_end|>",
+        "fn main() { println!(\"{}\", 42); }",
+    ];
+    for t in texts {
+        for special in [true, false] {
+            let a = plain.encode(t, special).unwrap();
+            let b = cached.encode(t, special).unwrap();
+            assert_eq!(a.get_ids(), b.get_ids(), "{t:?}");
+            assert_eq!(a.get_offsets(), b.get_offsets(), "{t:?}");
+        }
+    }
+    // A damaged entry is rebuilt, not an error.
+    let entry = std::fs::read_dir(dir.path().join(".tokenizer-cache"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, &bytes[..bytes.len() / 3]).unwrap();
+    let (again, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    assert!(matches!(how, embed::cache::CacheUse::Rebuilt(_)), "{how:?}");
+    assert_eq!(
+        again.encode(texts[1], true).unwrap().get_ids(),
+        plain.encode(texts[1], true).unwrap().get_ids()
+    );
 }

@@ -48,6 +48,9 @@ pub struct Args {
     /// Embed texts as queries of this kind (observations, code, learnings), with its prefix.
     #[arg(long, value_name = "KIND")]
     pub query: Option<String>,
+    /// Download model NAME (qwen3-embedding-0.6b) from Hugging Face ($MEM_HF_ENDPOINT) into the model cache: resumable, sha256-verified; then build its model cache.
+    #[arg(long, value_name = "NAME", conflicts_with = "input")]
+    pub install: Option<String>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -59,6 +62,9 @@ impl cli::ToolArgs for Args {
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    if let Some(name) = &args.install {
+        return install(io, name);
+    }
     let home = config::data_home();
     let cfg = Config::load(&home)?;
     let model = match args.model.clone().or_else(|| cfg.get("embed_model")) {
@@ -150,6 +156,8 @@ fn filter(
     }
     let dir = embed::resolve_model(model)?;
     let mut e = Embedder::load(&dir, dim)?;
+    io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
+    let started = Instant::now();
     let prefix = match query {
         Some(k) => e.manifest.query_prefix(Some(k)).to_string(),
         None => e.manifest.document_prefix.clone(),
@@ -160,6 +168,11 @@ fn filter(
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut vecs = e.embed(&refs)?.into_iter();
+    io.info(throughput(
+        refs.len(),
+        e.tokens_embedded(),
+        started.elapsed(),
+    ));
     for (mut v, t) in recs {
         if t.is_some() {
             let vec = vecs.next().unwrap_or_default();
@@ -225,6 +238,11 @@ fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Resul
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(load) = &run.load {
+        io.info(format!("model {model}: {load}"));
+        let embedding = started.elapsed().saturating_sub(load.total);
+        io.info(throughput(run.embedded, run.tokens, embedding));
+    }
     let mut counts = BTreeMap::new();
     counts.insert("pending".into(), run.pending as u64);
     counts.insert("up_to_date".into(), run.up_to_date as u64);
@@ -237,5 +255,61 @@ fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Resul
         counts,
         elapsed_ms: started.elapsed().as_millis() as u64,
     })?;
+    Ok(Outcome::Ok)
+}
+
+fn throughput(texts: usize, tokens: usize, took: std::time::Duration) -> String {
+    let s = took.as_secs_f64().max(1e-9);
+    format!(
+        "embedded {texts} texts ({tokens} tokens) in {:.0} ms: {:.0} tokens/s",
+        s * 1000.0,
+        tokens as f64 / s
+    )
+}
+
+fn install(io: &mut Io, name: &str) -> Result<Outcome> {
+    let started = Instant::now();
+    let pkg = embed::install::package(name).ok_or_else(|| {
+        Error::Usage(format!(
+            "no model named {name:?} to install (known: {}; minilm-l6 comes from scripts/fetch-models)",
+            embed::install::KNOWN.join(", ")
+        ))
+    })?;
+    let models = config::models_dir();
+    let bar = (io.stderr_tty && !io.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let dir = embed::install::install(
+        &pkg,
+        &embed::install::endpoint(),
+        &models,
+        &mut |file, done, total| {
+            if let Some(b) = &bar {
+                b.set_message(file.to_string());
+                b.set_length(total.unwrap_or(done));
+                b.set_position(done);
+            }
+        },
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let dir = dir?;
+    io.info(format!("installed {name} in {}", dir.display()));
+    // The first load builds the persistent model cache, so the next process starts fast.
+    match Embedder::load(&dir, None) {
+        Ok(e) => io.info(format!("model {name}: {}", e.load_report())),
+        Err(e) => io.warn(format!("{name} is installed but does not load yet: {e}")),
+    }
+    let mut counts = BTreeMap::new();
+    counts.insert("files".into(), pkg.files.len() as u64);
+    io.summary(counts, started)?;
     Ok(Outcome::Ok)
 }

@@ -1,6 +1,8 @@
 //! Local embeddings: an ONNX model (loaded through a dynamically found ONNX Runtime), its
 //! tokenizer and a small manifest saying how to pool, pad and prefix. Never prints or exits.
 
+pub mod cache;
+pub mod install;
 pub mod store;
 
 use std::borrow::Cow;
@@ -8,6 +10,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
@@ -128,8 +131,13 @@ pub fn resolve_model(spec: &str) -> Result<PathBuf> {
         config::models_dir().join(spec)
     };
     if !dir.join("model.onnx").is_file() {
+        let how = if install::KNOWN.contains(&spec) {
+            format!("run mem-embed --install {spec}")
+        } else {
+            FETCH_HINT.to_string()
+        };
         return Err(Error::other(format!(
-            "model {spec:?} not found: {} holds no model.onnx ({FETCH_HINT}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
+            "model {spec:?} not found: {} holds no model.onnx ({how}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
             dir.display()
         )));
     }
@@ -314,6 +322,38 @@ pub fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
+/// Where the time of one [`Embedder::load`] went.
+#[derive(Debug, Clone)]
+pub struct LoadReport {
+    /// Loading libonnxruntime and creating its environment (zero when already done).
+    pub runtime: Duration,
+    /// Parsing tokenizer.json (on its own thread, alongside the session).
+    pub tokenizer: Duration,
+    /// Creating the ONNX Runtime session (from the model cache when it hits).
+    pub session: Duration,
+    /// Wall time of the whole load.
+    pub total: Duration,
+    pub cache: cache::CacheUse,
+    /// What the tokenizer cache did ("off" also when the tokenizer is not BPE).
+    pub tokenizer_cache: cache::CacheUse,
+}
+
+impl std::fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        write!(
+            f,
+            "ready in {:.0} ms (runtime {:.0} ms, tokenizer {:.0} ms in parallel, session {:.0} ms; model cache: {}; tokenizer cache: {})",
+            ms(self.total),
+            ms(self.runtime),
+            ms(self.tokenizer),
+            ms(self.session),
+            self.cache,
+            self.tokenizer_cache
+        )
+    }
+}
+
 /// A loaded model: session, tokenizer, manifest and the output dimension.
 pub struct Embedder {
     pub manifest: Manifest,
@@ -321,42 +361,100 @@ pub struct Embedder {
     session: Session,
     tokenizer: tokenizers::Tokenizer,
     batch: usize,
+    report: LoadReport,
+    tokens: usize,
+    past: Vec<PastInput>,
+}
+
+/// A KV-cache input of a model exported for generation (`past_key_values.N.key`, shape
+/// [batch, heads, past, head_dim]): fed empty, as an embedding is one pass.
+#[derive(Debug, Clone)]
+struct PastInput {
+    name: String,
+    heads: i64,
+    head_dim: i64,
+}
+
+fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastInput>, String> {
+    let mut past = Vec::new();
+    for i in session.inputs() {
+        if m.inputs.values().any(|n| n == i.name()) {
+            continue;
+        }
+        let shape = i.dtype().tensor_shape();
+        match shape {
+            Some(s)
+                if s.len() == 4
+                    && i.dtype().tensor_type() == Some(ort::value::TensorElementType::Float32) =>
+            {
+                past.push(PastInput {
+                    name: i.name().to_string(),
+                    heads: s[1].max(1),
+                    head_dim: s[3].max(1),
+                })
+            }
+            _ => {
+                return Err(format!(
+                    "input {:?} is neither named in manifest.json nor a KV cache",
+                    i.name()
+                ));
+            }
+        }
+    }
+    Ok(past)
+}
+
+fn load_tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
+    let tok_path = dir.join("tokenizer.json");
+    if !tok_path.is_file() {
+        return Err(Error::other(format!(
+            "model {}: no tokenizer.json ({FETCH_HINT})",
+            dir.display()
+        )));
+    }
+    let (mut tokenizer, how) = cache::tokenizer(dir)?;
+    // Padding and truncation are ours (per the manifest), not the tokenizer file's.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
+    Ok((tokenizer, how))
 }
 
 impl Embedder {
-    /// Loads the model in `dir` giving vectors of `dim` (the model's own when None).
+    /// Loads the model in `dir` giving vectors of `dim` (the model's own when None). The
+    /// session comes from the persistent model cache when it can ([`cache`]); the tokenizer is
+    /// parsed on another thread meanwhile.
     pub fn load(dir: &Path, dim: Option<usize>) -> Result<Embedder> {
+        let started = Instant::now();
         let manifest = Manifest::load(dir)?;
         let dim = manifest.output_dim(dim)?;
-        let tok_path = dir.join("tokenizer.json");
-        if !tok_path.is_file() {
+        let model_path = dir.join("model.onnx");
+        if !dir.join("tokenizer.json").is_file() {
             return Err(Error::other(format!(
                 "model {}: no tokenizer.json ({FETCH_HINT})",
                 dir.display()
             )));
         }
-        let mut tokenizer = tokenizers::Tokenizer::from_file(&tok_path).map_err(|e| {
-            Error::other(format!("cannot read tokenizer {}: {e}", tok_path.display()))
-        })?;
-        // Padding and truncation are ours (per the manifest), not the tokenizer file's.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
         let env = init_runtime()?;
-        let model_path = dir.join("model.onnx");
+        let runtime = started.elapsed();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        let session = Session::builder(env)
-            .and_then(|b| b.with_intra_threads(threads).map_err(Into::into))
-            .and_then(|mut b| b.commit_from_file(&model_path))
-            .map_err(|e| {
-                Error::other(format!(
-                    "cannot load model {}: {e} (corrupt or not an ONNX model? run scripts/fetch-models again)",
-                    model_path.display()
-                ))
-            })?;
+        let (tok, sess) = std::thread::scope(|s| {
+            let tok = s.spawn(|| {
+                let t = Instant::now();
+                load_tokenizer(dir).map(|(tk, how)| (tk, how, t.elapsed()))
+            });
+            let t = Instant::now();
+            let sess = cache::session(env, &model_path, threads).map(|r| (r, t.elapsed()));
+            let tok = tok
+                .join()
+                .unwrap_or_else(|_| Err(Error::other("tokenizer: loader thread panicked")));
+            (tok, sess)
+        });
+        let ((session, how), session_time) = sess?;
+        let (tokenizer, tokenizer_cache, tokenizer_time) = tok?;
         for (role, name) in &manifest.inputs {
             if !session.inputs().iter().any(|i| i.name() == name) {
                 return Err(Error::other(format!(
@@ -365,13 +463,35 @@ impl Embedder {
                 )));
             }
         }
+        let past = past_inputs(&session, &manifest)
+            .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
         Ok(Embedder {
             manifest,
             dim,
             session,
             tokenizer,
             batch: 16,
+            report: LoadReport {
+                runtime,
+                tokenizer: tokenizer_time,
+                session: session_time,
+                total: started.elapsed(),
+                cache: how,
+                tokenizer_cache,
+            },
+            tokens: 0,
+            past,
         })
+    }
+
+    /// Where the time of the load went, and what the model cache did.
+    pub fn load_report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// Tokens embedded so far (padding not counted).
+    pub fn tokens_embedded(&self) -> usize {
+        self.tokens
     }
 
     /// Token ids of one text, truncated to max_tokens, with EOS appended when the model wants it.
@@ -380,147 +500,211 @@ impl Embedder {
             .tokenizer
             .encode(text, !self.manifest.append_eos)
             .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
-        Ok(self.fit(enc.get_ids()))
-    }
-
-    /// Truncation to max_tokens and the EOS rule applied to raw token ids.
-    fn fit(&self, raw: &[u32]) -> Vec<i64> {
-        let m = &self.manifest;
-        let mut ids: Vec<i64> = raw.iter().map(|&i| i as i64).collect();
-        let max = m.max_tokens.max(2);
-        if m.append_eos {
-            let eos = m.eos_token_id.unwrap_or(151643);
-            ids.truncate(max - 1);
-            ids.push(eos);
-        } else if ids.len() > max {
-            // keep the final special token (e.g. [SEP]) when truncating
-            let last = *ids.last().unwrap_or(&0);
-            ids.truncate(max - 1);
-            ids.push(last);
-        }
-        ids
+        Ok(fit(&self.manifest, enc.get_ids()))
     }
 
     /// Embeds texts (already prefixed); vectors are pooled, normalised and truncated to `dim`.
     pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        if texts.iter().any(|t| t.trim().is_empty()) {
-            return Err(Error::other("cannot embed an empty text"));
-        }
-        // Tokenized in parallel (rayon, inside the tokenizers crate).
-        let toks: Vec<Vec<i64>> = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), !self.manifest.append_eos)
-            .map_err(|e| Error::other(format!("tokenizer: {e}")))?
-            .iter()
-            .map(|enc| self.fit(enc.get_ids()))
-            .collect();
-        // Sort by length so each batch pads little; results go back in input order.
-        let mut order: Vec<usize> = (0..toks.len()).collect();
-        order.sort_by_key(|&i| toks[i].len());
-        let mut out = vec![Vec::new(); toks.len()];
-        for chunk in order.chunks(self.batch) {
-            let batch: Vec<&[i64]> = chunk.iter().map(|&i| toks[i].as_slice()).collect();
-            let vecs = self.run_batch(&batch)?;
-            for (&i, v) in chunk.iter().zip(vecs) {
-                out[i] = v;
-            }
-        }
+        let mut out = vec![Vec::new(); texts.len()];
+        self.embed_each(texts, |i, v| {
+            out[i] = v;
+            Ok(())
+        })?;
         Ok(out)
     }
 
-    fn run_batch(&mut self, batch: &[&[i64]]) -> Result<Vec<Vec<f32>>> {
-        let m = &self.manifest;
-        let b = batch.len();
-        let len = batch.iter().map(|t| t.len()).max().unwrap_or(0);
-        let pad = m.pad_token_id.unwrap_or(0);
-        let left = m.padding == "left";
-        let mut ids = vec![pad; b * len];
-        let mut mask = vec![0i64; b * len];
-        for (r, t) in batch.iter().enumerate() {
-            let off = if left { len - t.len() } else { 0 };
-            for (j, &id) in t.iter().enumerate() {
-                ids[r * len + off + j] = id;
-                mask[r * len + off + j] = 1;
-            }
+    /// Like [`Embedder::embed`], handing each vector to `sink(index, vector)` as soon as its
+    /// batch is done. A second thread tokenizes the texts a [`WINDOW`] at a time, sorts each
+    /// window by token count and queues its batches while the model runs the previous ones.
+    pub fn embed_each(
+        &mut self,
+        texts: &[&str],
+        mut sink: impl FnMut(usize, Vec<f32>) -> Result<()>,
+    ) -> Result<()> {
+        if texts.iter().any(|t| t.trim().is_empty()) {
+            return Err(Error::other("cannot embed an empty text"));
         }
-        let mut pos = vec![0i64; b * len];
-        for r in 0..b {
-            let mut c = 0i64;
-            for j in 0..len {
-                c += mask[r * len + j];
-                pos[r * len + j] = (c - 1).max(0);
-            }
-        }
-        let shape = [b as i64, len as i64];
-        let tensor = |data: Vec<i64>| -> Result<SessionInputValue<'static>> {
-            Tensor::from_array((shape, data))
-                .map(Into::into)
-                .map_err(|e| Error::other(format!("onnx input: {e}")))
-        };
-        let mut inputs: Vec<(Cow<'static, str>, SessionInputValue<'static>)> = Vec::new();
-        for (role, name) in &m.inputs {
-            let data = match role.as_str() {
-                "input_ids" => ids.clone(),
-                "attention_mask" => mask.clone(),
-                "position_ids" => pos.clone(),
-                "token_type_ids" => vec![0i64; b * len],
-                other => {
-                    return Err(Error::other(format!(
-                        "model {}: unknown input role {other:?}",
-                        m.name
-                    )));
-                }
-            };
-            inputs.push((Cow::Owned(name.clone()), tensor(data)?));
-        }
-        let output_name = m.output.clone();
-        let pooling = m.pooling.clone();
-        let normalize = m.normalize;
-        let dim = self.dim;
-        let name = m.name.clone();
-        let outputs = self
-            .session
-            .run(inputs)
-            .map_err(|e| Error::other(format!("model {name}: inference failed: {e}")))?;
-        let value = outputs.get(output_name.as_str()).ok_or_else(|| {
-            Error::other(format!("model {name}: no output named {output_name:?}"))
-        })?;
-        let (oshape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| Error::other(format!("model {name}: output: {e}")))?;
-        let dims: Vec<usize> = oshape.iter().map(|&d| d as usize).collect();
-        let mut res = Vec::with_capacity(b);
-        for r in 0..b {
-            let v: Vec<f32> = match (pooling.as_str(), dims.as_slice()) {
-                ("none", [_, h]) => data[r * h..(r + 1) * h].to_vec(),
-                ("mean", [_, s, h]) => {
-                    let mut acc = vec![0f32; *h];
-                    let mut n = 0f32;
-                    for j in 0..*s {
-                        if mask[r * len + j] == 1 {
-                            n += 1.0;
-                            let row = &data[(r * s + j) * h..(r * s + j + 1) * h];
-                            for (a, x) in acc.iter_mut().zip(row) {
-                                *a += x;
-                            }
+        let Embedder {
+            manifest,
+            dim,
+            session,
+            tokenizer,
+            batch,
+            tokens,
+            past,
+            ..
+        } = self;
+        let (manifest, tokenizer, dim, batch, past) =
+            (&*manifest, &*tokenizer, *dim, *batch, &*past);
+        std::thread::scope(|s| {
+            let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<(usize, Vec<i64>)>>>(4);
+            s.spawn(move || {
+                for (w, chunk) in texts.chunks(WINDOW).enumerate() {
+                    let encs = match tokenizer.encode_batch(chunk.to_vec(), !manifest.append_eos) {
+                        Ok(e) => e,
+                        Err(e) => {
+                            let _ = tx.send(Err(Error::other(format!("tokenizer: {e}"))));
+                            return;
+                        }
+                    };
+                    let toks: Vec<Vec<i64>> =
+                        encs.iter().map(|e| fit(manifest, e.get_ids())).collect();
+                    let lens: Vec<usize> = toks.iter().map(Vec::len).collect();
+                    let mut toks: Vec<Option<Vec<i64>>> = toks.into_iter().map(Some).collect();
+                    for b in batches(&lens, batch) {
+                        let items = b
+                            .iter()
+                            .map(|&i| (w * WINDOW + i, toks[i].take().unwrap_or_default()))
+                            .collect();
+                        if tx.send(Ok(items)).is_err() {
+                            return; // the consumer failed and left
                         }
                     }
-                    acc.iter().map(|a| a / n.max(1.0)).collect()
                 }
-                ("last_token", [_, s, h]) => {
-                    let last = (0..*s).rev().find(|&j| mask[r * len + j] == 1).unwrap_or(0);
-                    data[(r * s + last) * h..(r * s + last + 1) * h].to_vec()
+            });
+            for items in rx {
+                let items = items?;
+                let refs: Vec<&[i64]> = items.iter().map(|(_, t)| t.as_slice()).collect();
+                let vecs = run_batch(session, manifest, past, dim, &refs)?;
+                *tokens += refs.iter().map(|t| t.len()).sum::<usize>();
+                for ((i, _), v) in items.iter().zip(vecs) {
+                    sink(*i, v)?;
                 }
-                (p, d) => {
-                    return Err(Error::other(format!(
-                        "model {name}: output shape {d:?} does not fit pooling {p}"
-                    )));
-                }
-            };
-            res.push(finish(v, dim, normalize));
-        }
-        Ok(res)
+            }
+            Ok(())
+        })
     }
+}
+
+/// Texts tokenized per step of [`Embedder::embed_each`]'s pipeline (a multiple of the batch
+/// size, so every batch but the last is full).
+pub const WINDOW: usize = 256;
+
+/// The batches of one window: indexes sorted (stably) by token count so each batch pads
+/// little, `batch` at a time.
+pub fn batches(lens: &[usize], batch: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lens.len()).collect();
+    order.sort_by_key(|&i| lens[i]);
+    order.chunks(batch.max(1)).map(<[usize]>::to_vec).collect()
+}
+
+/// Truncation to max_tokens and the EOS rule applied to raw token ids.
+fn fit(m: &Manifest, raw: &[u32]) -> Vec<i64> {
+    let mut ids: Vec<i64> = raw.iter().map(|&i| i as i64).collect();
+    let max = m.max_tokens.max(2);
+    if m.append_eos {
+        let eos = m.eos_token_id.unwrap_or(151643);
+        ids.truncate(max - 1);
+        ids.push(eos);
+    } else if ids.len() > max {
+        // keep the final special token (e.g. [SEP]) when truncating
+        let last = *ids.last().unwrap_or(&0);
+        ids.truncate(max - 1);
+        ids.push(last);
+    }
+    ids
+}
+
+fn run_batch(
+    session: &mut Session,
+    m: &Manifest,
+    past: &[PastInput],
+    dim: usize,
+    batch: &[&[i64]],
+) -> Result<Vec<Vec<f32>>> {
+    let b = batch.len();
+    let len = batch.iter().map(|t| t.len()).max().unwrap_or(0);
+    let pad = m.pad_token_id.unwrap_or(0);
+    let left = m.padding == "left";
+    let mut ids = vec![pad; b * len];
+    let mut mask = vec![0i64; b * len];
+    for (r, t) in batch.iter().enumerate() {
+        let off = if left { len - t.len() } else { 0 };
+        for (j, &id) in t.iter().enumerate() {
+            ids[r * len + off + j] = id;
+            mask[r * len + off + j] = 1;
+        }
+    }
+    let mut pos = vec![0i64; b * len];
+    for r in 0..b {
+        let mut c = 0i64;
+        for j in 0..len {
+            c += mask[r * len + j];
+            pos[r * len + j] = (c - 1).max(0);
+        }
+    }
+    let shape = [b as i64, len as i64];
+    let tensor = |data: Vec<i64>| -> Result<SessionInputValue<'static>> {
+        Tensor::from_array((shape, data))
+            .map(Into::into)
+            .map_err(|e| Error::other(format!("onnx input: {e}")))
+    };
+    let mut inputs: Vec<(Cow<'static, str>, SessionInputValue<'static>)> = Vec::new();
+    for (role, name) in &m.inputs {
+        let data = match role.as_str() {
+            "input_ids" => ids.clone(),
+            "attention_mask" => mask.clone(),
+            "position_ids" => pos.clone(),
+            "token_type_ids" => vec![0i64; b * len],
+            other => {
+                return Err(Error::other(format!(
+                    "model {}: unknown input role {other:?}",
+                    m.name
+                )));
+            }
+        };
+        inputs.push((Cow::Owned(name.clone()), tensor(data)?));
+    }
+    for p in past {
+        let empty = Tensor::<f32>::from_array(([b as i64, p.heads, 0, p.head_dim], Vec::new()))
+            .map_err(|e| Error::other(format!("onnx input {}: {e}", p.name)))?;
+        inputs.push((Cow::Owned(p.name.clone()), empty.into()));
+    }
+    let output_name = m.output.clone();
+    let pooling = m.pooling.clone();
+    let normalize = m.normalize;
+    let name = m.name.clone();
+    let outputs = session
+        .run(inputs)
+        .map_err(|e| Error::other(format!("model {name}: inference failed: {e}")))?;
+    let value = outputs
+        .get(output_name.as_str())
+        .ok_or_else(|| Error::other(format!("model {name}: no output named {output_name:?}")))?;
+    let (oshape, data) = value
+        .try_extract_tensor::<f32>()
+        .map_err(|e| Error::other(format!("model {name}: output: {e}")))?;
+    let dims: Vec<usize> = oshape.iter().map(|&d| d as usize).collect();
+    let mut res = Vec::with_capacity(b);
+    for r in 0..b {
+        let v: Vec<f32> = match (pooling.as_str(), dims.as_slice()) {
+            ("none", [_, h]) => data[r * h..(r + 1) * h].to_vec(),
+            ("mean", [_, s, h]) => {
+                let mut acc = vec![0f32; *h];
+                let mut n = 0f32;
+                for j in 0..*s {
+                    if mask[r * len + j] == 1 {
+                        n += 1.0;
+                        let row = &data[(r * s + j) * h..(r * s + j + 1) * h];
+                        for (a, x) in acc.iter_mut().zip(row) {
+                            *a += x;
+                        }
+                    }
+                }
+                acc.iter().map(|a| a / n.max(1.0)).collect()
+            }
+            ("last_token", [_, s, h]) => {
+                let last = (0..*s).rev().find(|&j| mask[r * len + j] == 1).unwrap_or(0);
+                data[(r * s + last) * h..(r * s + last + 1) * h].to_vec()
+            }
+            (p, d) => {
+                return Err(Error::other(format!(
+                    "model {name}: output shape {d:?} does not fit pooling {p}"
+                )));
+            }
+        };
+        res.push(finish(v, dim, normalize));
+    }
+    Ok(res)
 }
 
 /// L2-normalises, truncates to `dim` (Matryoshka) and renormalises.

@@ -191,6 +191,10 @@ pub struct DbRun {
     pub cache_hits: usize,
     /// Embeddings dropped because their owner no longer exists.
     pub removed: usize,
+    /// Tokens run through the model (padding not counted).
+    pub tokens: usize,
+    /// The model load, when one was needed.
+    pub load: Option<super::LoadReport>,
 }
 
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
@@ -235,19 +239,30 @@ pub fn embed_database(
     }
     let mut e = Embedder::load(model_dir, Some(dim))?;
     let total = misses.len();
-    let mut done = 0;
-    for chunk in misses.chunks(64) {
-        let texts: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).collect();
-        let vecs = e.embed(&texts)?;
+    let texts: Vec<&str> = misses.iter().map(|p| p.text.as_str()).collect();
+    // Vectors arrive in batch order; they are stored a transaction per 64.
+    let mut done: Vec<(usize, Vec<f32>)> = Vec::new();
+    let mut store = |conn: &mut Connection, done: &mut Vec<(usize, Vec<f32>)>| -> Result<()> {
         let tx = conn.transaction()?;
-        for (p, v) in chunk.iter().zip(&vecs) {
-            cache_put(&tx, &m.name, dim, &p.text, v)?;
-            put_embedding(&tx, &m.name, dim, p, v)?;
+        for (i, v) in done.iter() {
+            cache_put(&tx, &m.name, dim, &misses[*i].text, v)?;
+            put_embedding(&tx, &m.name, dim, &misses[*i], v)?;
         }
         tx.commit()?;
-        done += chunk.len();
-        run.embedded += chunk.len();
-        progress(done, total);
-    }
+        run.embedded += done.len();
+        done.clear();
+        progress(run.embedded, total);
+        Ok(())
+    };
+    e.embed_each(&texts, |i, v| {
+        done.push((i, v));
+        if done.len() >= 64 {
+            store(conn, &mut done)?;
+        }
+        Ok(())
+    })?;
+    store(conn, &mut done)?;
+    run.tokens = e.tokens_embedded();
+    run.load = Some(e.load_report().clone());
     Ok(run)
 }

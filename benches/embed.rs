@@ -1,0 +1,316 @@
+//! Embedding figures: where a fresh process's model load goes, before and after the
+//! persistent model cache, and tokens/s of memkit next to raw ONNX Runtime (Python
+//! onnxruntime, same model, same batches, same threads, measured in the same run).
+//!
+//!     MEMKIT_BENCH_QWEN=/path/to/qwen3-full cargo bench --bench embed
+//!
+//! MEMKIT_BENCH_QWEN is a 0.6B-size model directory (scripts/gen_qwen3_onnx.py --config full
+//! --int8); without it only MiniLM is measured. MEM_MODELS (default ~/.cache/memkit/models)
+//! holds the runtime and minilm-l6; MEMKIT_TEST_PYTHON the venv python of scripts/pyenv.
+//! MEMKIT_BENCH_RUNS (default 5) load runs per variant; medians are printed.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use memkit::embed::{self, Embedder};
+use serde_json::Value;
+
+/// `$var`, else `default` under $HOME.
+fn env_path(var: &str, default: &str) -> PathBuf {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(default))
+}
+
+fn models() -> PathBuf {
+    env_path("MEM_MODELS", ".cache/memkit/models")
+}
+
+fn python() -> PathBuf {
+    env_path("MEMKIT_TEST_PYTHON", ".cache/memkit/venv/bin/python")
+}
+
+/// One process run: wall ms, peak RSS MiB, stdout, stderr. Reaped by wait4 for its rusage.
+#[allow(clippy::zombie_processes)]
+fn run(mut c: Command, stdin: &[u8]) -> (f64, f64, String, String) {
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let t = Instant::now();
+    let mut child = c.spawn().expect("spawn");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    let _ = out.read_to_string(&mut stdout);
+    let stderr = reader.join().unwrap();
+    feeder.join().unwrap();
+    let (code, rss) = common::reap(&child);
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert!(code == 0, "{c:?} failed: {stderr}");
+    (ms, rss, stdout, stderr)
+}
+
+fn mem_embed(cache: bool) -> Command {
+    let mut c = Command::new(common::bin("mem-embed"));
+    c.env("MEM_MODELS", models());
+    c.env("MEM_MODEL_CACHE", if cache { "1" } else { "0" });
+    c
+}
+
+/// The numbers of a "ready in …" line: (total, runtime, tokenizer, session) in ms.
+fn load_line(stderr: &str) -> [f64; 4] {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("ready in "))
+        .unwrap_or_else(|| panic!("no load report in {stderr}"));
+    let nums: Vec<f64> = line
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .filter_map(|w| w.parse::<f64>().ok())
+        .collect();
+    // "... ready in T ms (runtime R ms, tokenizer K ms in parallel, session S ms; ..."
+    let at = nums.len() - 4;
+    [nums[at], nums[at + 1], nums[at + 2], nums[at + 3]]
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    common::median(v)
+}
+
+fn load_breakdown(model: &Path, runs: usize) {
+    let one = br#"{"id":1,"text":"why did the login fail after the refactor"}"#;
+    let spec = model.to_str().unwrap();
+    // The first cached run builds the entry when there is none; it is not counted.
+    run(
+        {
+            let mut c = mem_embed(true);
+            c.args(["-", "-v", "--model", spec]);
+            c
+        },
+        one,
+    );
+    let mut rows: Vec<(&str, Vec<[f64; 5]>)> =
+        vec![("plain model.onnx", vec![]), ("model cache", vec![])];
+    let mut base = Vec::new();
+    for _ in 0..runs {
+        for (i, cache) in [false, true].into_iter().enumerate() {
+            let mut c = mem_embed(cache);
+            c.args(["-", "-v", "--model", spec]);
+            let (wall, _, _, err) = run(c, one);
+            let [t, r, k, s] = load_line(&err);
+            rows[i].1.push([t, r, k, s, wall]);
+        }
+        let mut c = mem_embed(true);
+        c.arg("--version");
+        base.push(run(c, b"").0);
+    }
+    let py = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
+        .arg(model)
+        .args([
+            "--load-only",
+            "--threads",
+            "2",
+            "--load-runs",
+            &runs.to_string(),
+        ])
+        .output()
+        .expect("python");
+    let raw: Value = serde_json::from_slice(&py.stdout).unwrap_or(Value::Null);
+    println!(
+        "load of {} ({} runs, medians, ms; mem-embed --version {:.1} ms)",
+        model.display(),
+        runs,
+        median(&mut base)
+    );
+    println!(
+        "  {:<18} {:>8} {:>8} {:>10} {:>8} {:>14}",
+        "", "ready", "runtime", "tokenizer", "session", "process(1 text)"
+    );
+    let mut totals = Vec::new();
+    for (name, v) in &rows {
+        let col = |k: usize| {
+            let mut c: Vec<f64> = v.iter().map(|r| r[k]).collect();
+            median(&mut c)
+        };
+        totals.push(col(0));
+        println!(
+            "  {:<18} {:>8.0} {:>8.0} {:>10.0} {:>8.0} {:>14.0}",
+            name,
+            col(0),
+            col(1),
+            col(2),
+            col(3),
+            col(4)
+        );
+    }
+    println!(
+        "  python onnxruntime InferenceSession(model.onnx): {} ms median {}",
+        raw["load_ms"], raw["load_runs_ms"]
+    );
+    println!(
+        "  model cache: ready {:.2}x faster than plain",
+        totals[0] / totals[1]
+    );
+}
+
+/// Real text from the fixture transcripts: user prompts and assistant messages.
+fn texts(n: usize, max_chars: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut files = Vec::new();
+    let mut stack = vec![common::fixtures().join("transcripts")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        for line in std::fs::read_to_string(&f).unwrap_or_default().lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let c = &v["message"]["content"];
+            let parts: Vec<&str> = match c {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(a) => a.iter().filter_map(|x| x["text"].as_str()).collect(),
+                _ => vec![],
+            };
+            for t in parts {
+                let t = t.trim();
+                if t.len() >= 40 && seen.insert(t.to_string()) {
+                    out.push(t.chars().take(max_chars).collect());
+                    if out.len() == n {
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn throughput(model: &Path, n: usize, max_chars: usize) {
+    let texts = texts(n, max_chars);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
+    let mut e = Embedder::load(model, None).unwrap();
+    // memkit's batches: windows of WINDOW texts, each sorted by token count, 16 at a time.
+    let ids: Vec<Vec<i64>> = refs.iter().map(|t| e.token_ids(t).unwrap()).collect();
+    let tokens: usize = ids.iter().map(Vec::len).sum();
+    let ids_file =
+        std::env::temp_dir().join(format!("memkit-bench-ids-{}.jsonl", std::process::id()));
+    let mut w = std::fs::File::create(&ids_file).unwrap();
+    for (k, window) in ids.chunks(embed::WINDOW).enumerate() {
+        let lens: Vec<usize> = window.iter().map(Vec::len).collect();
+        for b in embed::batches(&lens, 16) {
+            for i in b {
+                writeln!(
+                    w,
+                    "{}",
+                    serde_json::to_string(&ids[k * embed::WINDOW + i]).unwrap()
+                )
+                .unwrap();
+            }
+        }
+    }
+    drop(w);
+    e.embed(&refs[..refs.len().min(16)]).unwrap(); // warm-up, like the raw side's
+    // Alternated, so that a change in the machine's load falls on both sides alike.
+    let mut runs = Vec::new();
+    let mut raws = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        e.embed(&refs).unwrap();
+        runs.push(tokens as f64 / t.elapsed().as_secs_f64());
+        let py = Command::new(python())
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
+            .arg(model)
+            .args([
+                "--ids",
+                ids_file.to_str().unwrap(),
+                "--batch-size",
+                "16",
+                "--threads",
+            ])
+            .arg(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .to_string(),
+            )
+            .output()
+            .expect("python");
+        let v: Value = serde_json::from_slice(&py.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&py.stderr)));
+        assert_eq!(
+            v["tokens"].as_u64(),
+            Some(tokens as u64),
+            "same tokens on both sides"
+        );
+        raws.push(v["tokens_per_s"].as_f64().unwrap());
+    }
+    let ours = median(&mut runs);
+    let raw = median(&mut raws);
+    let _ = std::fs::remove_file(&ids_file);
+    // Peak RSS of a whole mem-embed process over the same texts.
+    let input: String = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i, "text": t}).to_string() + "\n")
+        .collect();
+    let mut c = mem_embed(true);
+    c.args(["-", "--model", model.to_str().unwrap()]);
+    let (_, rss, _, _) = run(c, input.as_bytes());
+    println!(
+        "throughput of {} on {} fixture texts ({} tokens, batches of 16, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3}; mem-embed peak RSS {:.0} MiB",
+        model.display(),
+        texts.len(),
+        tokens,
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        ours,
+        raw,
+        ours / raw,
+        rss
+    );
+}
+
+fn main() {
+    let runs: usize = std::env::var("MEMKIT_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let qwen = std::env::var("MEMKIT_BENCH_QWEN").ok().map(PathBuf::from);
+    let minilm = models().join("minilm-l6");
+    load_breakdown(&minilm, runs);
+    if let Some(q) = &qwen {
+        load_breakdown(q, runs);
+    }
+    throughput(&minilm, 512, 1000);
+    if let Some(q) = &qwen {
+        throughput(q, 64, 600);
+    }
+}
