@@ -33,6 +33,17 @@ fn mem_dispatches_to_tools_and_lists_them() {
         text.contains("capture") && text.contains("install"),
         "{text}"
     );
+    // Each tool is listed with its own one-line summary, not the package's description.
+    let summaries: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| l.trim().split_once(' ').map(|x| x.1.trim()).unwrap_or(""))
+        .collect();
+    assert!(summaries.len() >= 8, "{text}");
+    let mut distinct = summaries.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), summaries.len(), "{text}");
     let out = env.ok("mem", &["capture", "--note", "via the dispatcher"], b"");
     assert_eq!(jsonl(&out)[0]["event"], "Note");
     let out = env.run("mem", &["nosuchtool"], b"");

@@ -55,7 +55,7 @@ Transcript import rebuilds what the hooks would have recorded: typed prompts, to
 
 /// Record Claude Code hook events, past session transcripts and manual notes into the memkit store.
 #[derive(Debug, Parser)]
-#[command(name = "mem-capture", version, about, long_about = None)]
+#[command(name = "mem-capture", version, long_about = None)]
 pub struct Args {
     /// Read one hook payload on stdin, as Claude Code's hooks do; never fails.
     #[arg(long, conflicts_with_all = ["transcript", "transcripts", "note", "input"])]

@@ -51,7 +51,7 @@ Filter mode (FILE or -): reads capture records (JSONL), writes observation recor
 
 /// Turn queued captures into typed observations and session summaries.
 #[derive(Debug, Parser)]
-#[command(name = "mem-compress", version, about, long_about = None)]
+#[command(name = "mem-compress", version, long_about = None)]
 pub struct Args {
     /// Read capture records from FILE (- for stdin) and write observation records; store nothing.
     #[arg(value_name = "FILE")]

@@ -43,7 +43,7 @@ pub const TOOL: super::Tool = super::Tool {
 
 /// Print the context a Claude Code session starts with, or the memories relevant to a prompt.
 #[derive(Debug, Parser)]
-#[command(name = "mem-context", version, about, long_about = None)]
+#[command(name = "mem-context", version, long_about = None)]
 pub struct Args {
     /// Read a SessionStart or UserPromptSubmit payload on stdin and print the hook's JSON; never fails.
     #[arg(long)]

@@ -34,7 +34,7 @@ pub const TOOL: super::Tool = super::Tool {
 
 /// Compute embeddings with a local ONNX model.
 #[derive(Debug, Parser)]
-#[command(name = "mem-embed", version, about, long_about = None)]
+#[command(name = "mem-embed", version, long_about = None)]
 pub struct Args {
     /// JSONL records to embed (- for stdin); without it, embed what is pending in the database.
     #[arg(value_name = "FILE")]

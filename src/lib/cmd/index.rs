@@ -41,7 +41,7 @@ Output: one index record per index (index, docs, added, updated, removed, rebuil
 
 /// Keep the BM25 (tantivy) and vector (usearch) indexes in step with the memkit database.
 #[derive(Debug, Parser)]
-#[command(name = "mem-index", version, about, long_about = None)]
+#[command(name = "mem-index", version, long_about = None)]
 pub struct Args {
     /// Rebuild every index from scratch.
     #[arg(long, conflicts_with = "check")]

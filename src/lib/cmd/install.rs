@@ -27,7 +27,7 @@ pub const TOOL: super::Tool = super::Tool {
 
 /// Register (or remove) memkit's hooks in Claude Code's settings.json.
 #[derive(Debug, Parser)]
-#[command(name = "mem-install", version, about, long_about = None)]
+#[command(name = "mem-install", version, long_about = None)]
 pub struct Args {
     /// Write the project's .claude/settings.json instead of ~/.claude/settings.json.
     #[arg(long, conflicts_with_all = ["local", "settings"])]

@@ -27,7 +27,7 @@ pub const TOOL: super::Tool = super::Tool {
 
 /// memkit: a memory for Claude Code. `mem TOOL …` runs `mem-TOOL …`.
 #[derive(Debug, Parser)]
-#[command(name = "mem", version, about, long_about = None, disable_help_subcommand = true)]
+#[command(name = "mem", version, long_about = None, disable_help_subcommand = true)]
 pub struct Args {
     #[command(subcommand)]
     pub cmd: Option<Cmd>,

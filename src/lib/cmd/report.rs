@@ -26,7 +26,7 @@ pub const TOOL: super::Tool = super::Tool {
 
 /// Show stored memories in full.
 #[derive(Debug, Parser)]
-#[command(name = "mem-report", version, about, long_about = None)]
+#[command(name = "mem-report", version, long_about = None)]
 pub struct Args {
     /// Observation ids to show (#12 or 12; comma-separated or repeated).
     #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1.., required = true)]

@@ -65,7 +65,7 @@ pub enum Mode {
 
 /// Hybrid search (BM25 + vectors) over memkit's memories, with relevance ranking and filters.
 #[derive(Debug, Parser)]
-#[command(name = "mem-search", version, about, long_about = None)]
+#[command(name = "mem-search", version, long_about = None)]
 pub struct Args {
     /// What to look for (words or a question).
     #[arg(value_name = "QUERY")]
