@@ -1,4 +1,5 @@
-//! Project identity: which project a directory belongs to, found without spawning git.
+//! Project identity: which project a directory belongs to, found without spawning git; and
+//! the files changed in its working tree (which does ask git).
 
 use std::path::{Path, PathBuf};
 
@@ -117,6 +118,29 @@ pub fn name_of(path: &str) -> String {
         .find(|s| !s.is_empty())
         .unwrap_or(path)
         .to_string()
+}
+
+/// Files changed in the git working tree at `dir` (absolute paths; none outside git or when
+/// git is missing). One `git status` process, run only by the tools that rank by these files
+/// (mem-search, mem-context), never by capture.
+pub fn changed_files(dir: &Path) -> Vec<String> {
+    let Some(top) = dir.ancestors().find(|a| a.join(".git").exists()) else {
+        return vec![];
+    };
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-z", "--untracked-files=no"])
+        .current_dir(top)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else { return vec![] };
+    // Porcelain paths are relative to the repository root; renames add the old path as an
+    // extra NUL-separated entry without a status, which the length check drops.
+    String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter(|e| e.len() > 3 && e.as_bytes()[2] == b' ')
+        .map(|e| top.join(&e[3..]).display().to_string())
+        .collect()
 }
 
 #[cfg(test)]

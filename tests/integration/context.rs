@@ -217,6 +217,18 @@ fn every_project_starts_with_its_own_recent_work_within_budget() {
 }
 
 #[test]
+fn a_project_can_be_named_instead_of_given_as_a_directory() {
+    let env = seeded();
+    let by_name = record(&env, &["--project", "claude-code-log"]);
+    let by_root = record(
+        &env,
+        &["--project", "/Users/dain/workspace/claude-code-log"],
+    );
+    assert_eq!(by_name["project"], "/Users/dain/workspace/claude-code-log");
+    assert_eq!(by_name["text"], by_root["text"]);
+}
+
+#[test]
 fn a_smaller_budget_is_kept_by_the_real_tokenizer_too() {
     let env = seeded().set("MEM_CONTEXT_TOKENS", "300");
     let tok = qwen_tokenizer();

@@ -249,6 +249,31 @@ pub fn parse_args<A: clap::Parser>() -> A {
     })
 }
 
+/// Runs a hook's work under the `--hook` contract: a no-op when MEM_DISABLE is set, and
+/// whatever goes wrong (an error or a panic) is logged to `$MEM_HOME/logs/<prog>.log` and
+/// becomes `None`, never a failure Claude Code would see.
+pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) -> Option<T> {
+    if crate::config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+        return None;
+    }
+    let home = crate::config::data_home();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&home)));
+    let problem = match result {
+        Ok(Ok(out)) => return out,
+        Ok(Err(e)) => e.to_string(),
+        Err(p) => format!(
+            "panic: {}",
+            p.downcast_ref::<&str>()
+                .copied()
+                .or(p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("?")
+        ),
+    };
+    log_line(&home, prog, "error", &problem);
+    None
+}
+
 /// Appends a line to `$MEM_HOME/logs/<prog>.log`, where hooks report what they cannot say on
 /// stdout. Best effort: logging must never be the thing that fails a hook.
 pub fn log_line(home: &Path, prog: &str, level: &str, msg: &str) {

@@ -125,26 +125,7 @@ fn project_for(cwd: Option<&str>) -> Option<(Project, String)> {
 
 /// Hook mode: whatever happens, exit 0 and print nothing; problems go to the log.
 fn run_hook() -> Outcome {
-    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
-        return Outcome::Ok;
-    }
-    let home = config::data_home();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(|| hook_inner(&home));
-    let problem = match result {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e.to_string()),
-        Err(p) => Some(format!(
-            "panic: {}",
-            p.downcast_ref::<&str>()
-                .copied()
-                .or(p.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("?")
-        )),
-    };
-    if let Some(msg) = problem {
-        cli::log_line(&home, "mem-capture", "error", &msg);
-    }
+    cli::guard_hook("mem-capture", |home| hook_inner(home).map(Some));
     Outcome::Ok
 }
 

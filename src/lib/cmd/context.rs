@@ -82,9 +82,17 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     let home = config::data_home();
     let cfg = Config::load(&home)?;
+    let budget = budget(&cfg, args.budget)?;
     let dir = std::env::current_dir()?;
+    let Some(conn) = store::open_if_present(&cfg.db_path())? else {
+        io.warn(format!(
+            "no memories yet ({} does not exist)",
+            cfg.db_path().display()
+        ));
+        return Ok(Outcome::NothingFound);
+    };
     let project = match &args.project {
-        Some(p) => Some(resolve_project(p)?),
+        Some(p) => store::projects::resolve(&conn, p)?.into_iter().next(),
         None => Some(project::identify(&dir.display().to_string()).root),
     };
     let req = Req {
@@ -92,15 +100,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         session: args.session.clone(),
         source: args.source,
         prompt: args.prompt.clone(),
-        budget: budget(&cfg, args.budget)?,
+        budget,
         dir: Some(dir),
-    };
-    let Some(conn) = open(&cfg)? else {
-        io.warn(format!(
-            "no memories yet ({} does not exist)",
-            cfg.db_path().display()
-        ));
-        return Ok(Outcome::NothingFound);
     };
     let rec = build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
@@ -153,25 +154,8 @@ fn thresholds(cfg: &Config) -> Thresholds {
     }
 }
 
-/// A project given by directory or by a stored name → its root.
-fn resolve_project(p: &str) -> Result<String> {
-    let path = Path::new(p);
-    if path.is_dir() {
-        let abs = std::path::absolute(path)?;
-        return Ok(project::identify(&abs.display().to_string()).root);
-    }
-    Ok(p.trim_end_matches('/').to_string())
-}
-
-/// The database, read as it is (a hook never creates or migrates it); `None` when absent.
-fn open(cfg: &Config) -> Result<Option<rusqlite::Connection>> {
-    let path = cfg.db_path();
-    if !path.exists() {
-        return Ok(None);
-    }
-    Ok(Some(store::open_existing(&path)?))
-}
-
+/// The database is read as it is (`store::open_if_present`): a hook never creates or
+/// migrates it.
 fn build(home: &Path, cfg: &Config, conn: rusqlite::Connection, req: &Req) -> Result<Context> {
     let start = Instant::now();
     let now_ms = chrono::Utc::now().timestamp_millis();
@@ -216,7 +200,7 @@ fn session_block(
 ) -> Result<()> {
     let git = cfg.get("search_git_files").as_deref() != Some("0");
     let files = match (&req.dir, git) {
-        (Some(d), true) => context::changed_files(d),
+        (Some(d), true) => project::changed_files(d),
         _ => vec![],
     };
     let (conn, others, others_note) = match cross_query(req, &files) {
@@ -376,11 +360,11 @@ fn prompt_block(
         let gist = h
             .summary
             .as_deref()
-            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(context::flatten)
             .filter(|s| !s.is_empty() && *s != h.title);
         if let Some(g) = gist {
-            let g: String = g.chars().take(160).collect();
-            line.push_str(&format!(" — {g}"));
+            line.push_str(" — ");
+            line.extend(g.chars().take(160));
         }
         line.push('\n');
         let t = estimate(&line);
@@ -406,29 +390,7 @@ const WELCOME: &str = "memkit is recording this project; what happens in this se
 
 /// Hook mode: read the payload, print the hook JSON or nothing, and never fail.
 fn run_hook(io: &mut Io, args: &Args) -> Outcome {
-    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
-        return Outcome::Ok;
-    }
-    let home = config::data_home();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook_inner(&home, args)));
-    let out = match result {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => {
-            cli::log_line(&home, "mem-context", "error", &e.to_string());
-            None
-        }
-        Err(_) => {
-            cli::log_line(
-                &home,
-                "mem-context",
-                "error",
-                "panic while building context",
-            );
-            None
-        }
-    };
-    if let Some(v) = out {
+    if let Some(v) = cli::guard_hook("mem-context", |home| hook_inner(home, args)) {
         // A closed stdout is Claude Code's business; nothing to report.
         let _ = io.record(&v);
     }
@@ -484,7 +446,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         budget: budget(&cfg, args.budget)?,
         dir: dir.map(std::path::PathBuf::from),
     };
-    let Some(conn) = open(&cfg)? else {
+    let Some(conn) = store::open_if_present(&cfg.db_path())? else {
         return Ok(None);
     };
     let rec = build(home, &cfg, conn, &req)?;

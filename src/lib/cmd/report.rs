@@ -54,14 +54,13 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         .collect::<Result<_>>()?;
     let cfg = Config::load(&config::data_home())?;
     let path = cfg.db_path();
-    if !path.exists() {
+    let Some(conn) = store::open_if_present(&path)? else {
         io.warn(format!(
             "no memories yet ({} does not exist)",
             path.display()
         ));
         return Ok(Outcome::NothingFound);
-    }
-    let conn = store::open_existing(&path)?;
+    };
     let mut found = 0;
     for id in ids {
         let Some(o) = observations::get(&conn, id)? else {

@@ -181,60 +181,11 @@ fn current_project() -> Option<String> {
     Some(project::identify(&dir).root)
 }
 
-/// A project named on the command line → its root path(s).
-fn resolve_project(conn: &Connection, p: &str) -> Result<Vec<String>> {
-    let p = p.trim();
-    let path = Path::new(p);
-    if path.is_dir() {
-        let abs = std::path::absolute(path)?;
-        return Ok(vec![project::identify(&abs.display().to_string()).root]);
-    }
-    let mut st =
-        conn.prepare("SELECT full_path FROM projects WHERE full_path = ?1 OR name = ?1")?;
-    let mut roots: Vec<String> = st
-        .query_map([p], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    if roots.is_empty() {
-        roots.push(p.trim_end_matches('/').to_string());
-    }
-    Ok(roots)
-}
-
 /// Files changed in the git working tree of the current directory (none outside git).
 fn git_changed_files() -> Vec<String> {
-    let Ok(cwd) = std::env::current_dir() else {
-        return vec![];
-    };
-    let pr = project::identify(&cwd.display().to_string());
-    if pr.source == "path" {
-        return vec![];
-    }
-    let out = std::process::Command::new("git")
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=no"])
-        .current_dir(&cwd)
-        .stderr(std::process::Stdio::null())
-        .output();
-    let Ok(out) = out else { return vec![] };
-    let top = std::process::Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(&cwd)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    String::from_utf8_lossy(&out.stdout)
-        .split('\0')
-        .filter(|e| e.len() > 3)
-        .map(|e| {
-            let rel = &e[3..];
-            if top.is_empty() {
-                rel.to_string()
-            } else {
-                format!("{top}/{rel}")
-            }
-        })
-        .collect()
+    std::env::current_dir()
+        .map(|d| project::changed_files(&d))
+        .unwrap_or_default()
 }
 
 struct Ctx {
@@ -291,11 +242,11 @@ fn build_request(
     } else if !projects.is_empty() {
         let mut all = Vec::new();
         for p in &projects {
-            all.extend(resolve_project(&s.conn, p)?);
+            all.extend(store::projects::resolve(&s.conn, p)?);
         }
         Some(all)
     } else if let Some(p) = &project {
-        Some(resolve_project(&s.conn, p)?)
+        Some(store::projects::resolve(&s.conn, p)?)
     } else {
         Some(ctx.current.iter().cloned().collect())
     };

@@ -9,8 +9,6 @@
 
 pub mod prompt;
 
-use std::path::Path;
-
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::config::Config;
@@ -80,8 +78,6 @@ pub struct Other {
 pub struct Built {
     /// Markdown; empty when there is nothing to say.
     pub text: String,
-    pub tokens: usize,
-    pub budget: usize,
     pub layers: Vec<LayerReport>,
     /// Observation ids listed, in order.
     pub observation_ids: Vec<i64>,
@@ -93,9 +89,14 @@ struct Line {
     id: Option<i64>,
 }
 
-/// Per-layer caps for a total budget: the defaults scaled to `budget - RESERVE`.
+/// Tokens of `budget` held back: RESERVE, or a tenth of a small budget.
+fn reserve(budget: usize) -> usize {
+    RESERVE.min(budget / 10)
+}
+
+/// Per-layer caps for a total budget: the defaults scaled to what the reserve leaves.
 pub fn caps(budget: usize) -> Vec<(&'static str, usize)> {
-    let usable = budget.saturating_sub(RESERVE.min(budget / 10));
+    let usable = budget - reserve(budget);
     let default_total: usize = LAYERS.iter().map(|l| l.1).sum();
     LAYERS
         .iter()
@@ -124,10 +125,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
     let mut reports = Vec::new();
     let mut observation_ids = Vec::new();
     for (layer, cap) in caps(opts.budget) {
-        let cap = cap.min(
-            opts.budget
-                .saturating_sub(used + RESERVE.min(opts.budget / 10)),
-        );
+        let cap = cap.min(opts.budget.saturating_sub(used + reserve(opts.budget)));
         let lines = match layer {
             "sessions" => sessions(conn, opts),
             "functions" => functions(conn, opts),
@@ -186,9 +184,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
         format!("{header}{body}\n{footer}")
     };
     Ok(Built {
-        tokens: estimate(&text),
         text,
-        budget: opts.budget,
         layers: reports,
         observation_ids,
     })
@@ -467,7 +463,7 @@ pub fn index_line(
 }
 
 /// Whitespace folded to single spaces.
-fn flatten(s: &str) -> String {
+pub fn flatten(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -525,26 +521,4 @@ pub fn has_any_memory(conn: &Connection, project: Option<&str>) -> Result<bool> 
         None => conn.query_row("SELECT count(*) FROM observations", [], |r| r.get(0))?,
     };
     Ok(n > 0)
-}
-
-/// Files changed in the git working tree at `dir` (absolute paths; none outside git or when
-/// git is missing). One `git status` process: the only thing the SessionStart hook spawns.
-pub fn changed_files(dir: &Path) -> Vec<String> {
-    let Some(top) = dir.ancestors().find(|a| a.join(".git").exists()) else {
-        return vec![];
-    };
-    let out = std::process::Command::new("git")
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=no"])
-        .current_dir(top)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    let Ok(out) = out else { return vec![] };
-    // Porcelain paths are relative to the repository root; renames add the old path as an
-    // extra NUL-separated entry without a status, which the length check drops.
-    String::from_utf8_lossy(&out.stdout)
-        .split('\0')
-        .filter(|e| e.len() > 3 && e.as_bytes()[2] == b' ')
-        .map(|e| top.join(&e[3..]).display().to_string())
-        .collect()
 }

@@ -112,10 +112,7 @@ pub fn relevant(
         ..Default::default()
     };
     let hits = s.search(&req)?;
-    let mut analyzer = b
-        .index
-        .tokenizer_for_field(b.fields.text[0])
-        .map_err(|e| crate::index::index_err("tokenizer", e))?;
+    let mut analyzer = b.analyzer()?;
     let mut out = Vec::new();
     for hit in hits {
         let mut doc_terms: HashSet<String> = HashSet::new();
@@ -166,10 +163,7 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
     let b = s.bm25.as_ref().expect("checked by the caller");
     let searcher = b.reader.searcher();
     let n = searcher.num_docs() as f64;
-    let mut analyzer = b
-        .index
-        .tokenizer_for_field(b.fields.text[0])
-        .map_err(|e| crate::index::index_err("tokenizer", e))?;
+    let mut analyzer = b.analyzer()?;
     let mut stream = analyzer.token_stream(text);
     let mut out: Vec<QTerm> = Vec::new();
     while let Some(t) = stream.next() {

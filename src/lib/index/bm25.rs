@@ -75,6 +75,13 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
+    /// The analyser of the text fields (English stemming): how queries are turned into terms.
+    pub fn analyzer(&self) -> Result<tantivy::tokenizer::TextAnalyzer> {
+        self.index
+            .tokenizer_for_field(self.fields.text[0])
+            .map_err(|e| index_err("tokenizer", e))
+    }
+
     /// Opens the index read-only (memory-mapped); an error when missing or unreadable.
     pub fn open(dir: &Path) -> Result<Bm25> {
         if !dir.join("meta.json").exists() {

@@ -773,10 +773,7 @@ pub fn file_overlap(working: &[String], touched: &[String]) -> f64 {
 /// syntax: user text never reaches a parser), with the filters as required clauses.
 fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, f64)>> {
     let fields = &b.fields;
-    let mut analyzer = b
-        .index
-        .tokenizer_for_field(fields.text[0])
-        .map_err(|e| crate::index::index_err("tokenizer", e))?;
+    let mut analyzer = b.analyzer()?;
     let mut terms: Vec<String> = Vec::new();
     let mut stream = analyzer.token_stream(text);
     while let Some(t) = stream.next() {

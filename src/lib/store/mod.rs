@@ -61,6 +61,14 @@ pub fn open_with(path: &Path, busy: Duration) -> Result<Connection> {
     Ok(conn)
 }
 
+/// [`open_existing`] when the database exists; `None` when it does not (nothing stored yet).
+pub fn open_if_present(path: &Path) -> Result<Option<Connection>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    open_existing(path).map(Some)
+}
+
 /// Opens an existing database without creating or migrating it (readers such as reports).
 pub fn open_existing(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(

@@ -4,6 +4,28 @@ use rusqlite::{Connection, params};
 
 use crate::Result;
 
+/// A project named on the command line (a directory, a stored root or a stored name) → its
+/// root path(s); an unknown name is taken as a root as given.
+pub fn resolve(conn: &Connection, p: &str) -> Result<Vec<String>> {
+    let p = p.trim();
+    let path = std::path::Path::new(p);
+    if path.is_dir() {
+        let abs = std::path::absolute(path)?;
+        return Ok(vec![
+            crate::project::identify(&abs.display().to_string()).root,
+        ]);
+    }
+    let mut st =
+        conn.prepare("SELECT full_path FROM projects WHERE full_path = ?1 OR name = ?1")?;
+    let mut roots: Vec<String> = st
+        .query_map([p], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if roots.is_empty() {
+        roots.push(p.trim_end_matches('/').to_string());
+    }
+    Ok(roots)
+}
+
 pub fn upsert(conn: &Connection, full_path: &str, name: &str, source: &str) -> Result<()> {
     let now = super::now();
     conn.execute(
