@@ -94,7 +94,15 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn load_breakdown(model: &Path, runs: usize) {
     let one = br#"{"id":1,"text":"why did the login fail after the refactor"}"#;
+    // A text long enough (over embed::PACKED_FROM_TOKENS) for mem-embed to take packed weights.
+    let long_text = texts(8, 400).join("\n");
+    let long = serde_json::json!({"id": 1, "text": long_text}).to_string();
     let spec = model.to_str().unwrap();
+    let variants: [(&str, bool, &[u8]); 3] = [
+        ("plain model.onnx", false, one),
+        ("cache, query", true, one),
+        ("cache, packed", true, long.as_bytes()),
+    ];
     // The first cached run builds the entry when there is none; it is not counted.
     run(
         {
@@ -104,14 +112,16 @@ fn load_breakdown(model: &Path, runs: usize) {
         },
         one,
     );
-    let mut rows: Vec<(&str, Vec<[f64; 5]>)> =
-        vec![("plain model.onnx", vec![]), ("model cache", vec![])];
+    let mut rows: Vec<(&str, Vec<[f64; 5]>)> = variants
+        .iter()
+        .map(|(name, _, _)| (*name, vec![]))
+        .collect();
     let mut base = Vec::new();
     for _ in 0..runs {
-        for (i, cache) in [false, true].into_iter().enumerate() {
-            let mut c = mem_embed(cache);
+        for (i, (_, cache, input)) in variants.iter().enumerate() {
+            let mut c = mem_embed(*cache);
             c.args(["-", "-v", "--model", spec]);
-            let (wall, _, _, err) = run(c, one);
+            let (wall, _, _, err) = run(c, input);
             let [t, r, k, s] = load_line(&err);
             rows[i].1.push([t, r, k, s, wall]);
         }
@@ -140,7 +150,7 @@ fn load_breakdown(model: &Path, runs: usize) {
     );
     println!(
         "  {:<18} {:>8} {:>8} {:>10} {:>8} {:>14}",
-        "", "ready", "runtime", "tokenizer", "session", "process(1 text)"
+        "", "ready", "runtime", "tokenizer", "session", "process"
     );
     let mut totals = Vec::new();
     for (name, v) in &rows {
@@ -164,8 +174,10 @@ fn load_breakdown(model: &Path, runs: usize) {
         raw["load_ms"], raw["load_runs_ms"]
     );
     println!(
-        "  model cache: ready {:.2}x faster than plain",
-        totals[0] / totals[1]
+        "  model cache: ready {:.2}x faster than plain for a query, {:.2}x with packed weights; process = mem-embed embedding one short text (one of about {} tokens for packed)",
+        totals[0] / totals[1],
+        totals[0] / totals[2],
+        memkit::tokens::estimate(&long_text)
     );
 }
 
@@ -211,49 +223,67 @@ fn texts(n: usize, max_chars: usize) -> Vec<String> {
     out
 }
 
-fn throughput(model: &Path, n: usize, max_chars: usize) {
-    let texts = texts(n, max_chars);
+/// Peak RSS of a whole mem-embed process over `texts`. Run before the bench loads any model
+/// itself: Linux gives a child the parent's high-water RSS when it execs (the vfork-shared
+/// address space is the one replaced), which would hide the child's own figure.
+fn peak_rss(model: &Path, texts: &[String]) -> f64 {
+    let input: String = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i, "text": t}).to_string() + "\n")
+        .collect();
+    let mut c = mem_embed(true);
+    c.args(["-", "--model", model.to_str().unwrap()]);
+    run(c, input.as_bytes()).1
+}
+
+fn throughput(model: &Path, texts: &[String]) {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
-    let mut e = Embedder::load(model, None).unwrap();
-    // memkit's batches: windows of WINDOW texts, each sorted by token count, 16 at a time.
+    // The session as mem-embed gets it (from the model cache) and a plain one from
+    // model.onnx, so the cost of the cache's session options shows next to raw ORT.
+    let mut cached = Embedder::load_with(model, None, embed::LoadOptions::batch()).unwrap();
+    let plain_opts = embed::LoadOptions {
+        cache: false,
+        packed: true,
+    };
+    let mut plain = Embedder::load_with(model, None, plain_opts).unwrap();
+    let e = &cached;
+    // memkit's batches: windows of WINDOW texts, each sorted by token count and cut at
+    // BATCH_TOKENS padded tokens; the raw side runs the same batches.
     let ids: Vec<Vec<i64>> = refs.iter().map(|t| e.token_ids(t).unwrap()).collect();
     let tokens: usize = ids.iter().map(Vec::len).sum();
-    let ids_file =
-        std::env::temp_dir().join(format!("memkit-bench-ids-{}.jsonl", std::process::id()));
-    let mut w = std::fs::File::create(&ids_file).unwrap();
+    let batches_file =
+        std::env::temp_dir().join(format!("memkit-bench-batches-{}.jsonl", std::process::id()));
+    let mut w = std::fs::File::create(&batches_file).unwrap();
+    let mut sizes = Vec::new();
     for (k, window) in ids.chunks(embed::WINDOW).enumerate() {
         let lens: Vec<usize> = window.iter().map(Vec::len).collect();
-        for b in embed::batches(&lens, 16) {
-            for i in b {
-                writeln!(
-                    w,
-                    "{}",
-                    serde_json::to_string(&ids[k * embed::WINDOW + i]).unwrap()
-                )
-                .unwrap();
-            }
+        for b in embed::batches(&lens, embed::BATCH_TOKENS) {
+            sizes.push(b.len() as f64);
+            let batch: Vec<&Vec<i64>> = b.iter().map(|&i| &ids[k * embed::WINDOW + i]).collect();
+            writeln!(w, "{}", serde_json::to_string(&batch).unwrap()).unwrap();
         }
     }
     drop(w);
-    e.embed(&refs[..refs.len().min(16)]).unwrap(); // warm-up, like the raw side's
-    // Alternated, so that a change in the machine's load falls on both sides alike.
+    let batch_median = median(&mut sizes);
+    // Warm-up, like the raw side's.
+    cached.embed(&refs[..refs.len().min(16)]).unwrap();
+    plain.embed(&refs[..refs.len().min(16)]).unwrap();
+    // Alternated, so that a change in the machine's load falls on all sides alike.
     let mut runs = Vec::new();
+    let mut plains = Vec::new();
     let mut raws = Vec::new();
     for _ in 0..3 {
-        let t = Instant::now();
-        e.embed(&refs).unwrap();
-        runs.push(tokens as f64 / t.elapsed().as_secs_f64());
+        for (e, out) in [(&mut cached, &mut runs), (&mut plain, &mut plains)] {
+            let t = Instant::now();
+            e.embed(&refs).unwrap();
+            out.push(tokens as f64 / t.elapsed().as_secs_f64());
+        }
         let py = Command::new(python())
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
             .arg(model)
-            .args([
-                "--ids",
-                ids_file.to_str().unwrap(),
-                "--batch-size",
-                "16",
-                "--threads",
-            ])
+            .args(["--batches", batches_file.to_str().unwrap(), "--threads"])
             .arg(
                 std::thread::available_parallelism()
                     .map(|n| n.get())
@@ -272,31 +302,29 @@ fn throughput(model: &Path, n: usize, max_chars: usize) {
         raws.push(v["tokens_per_s"].as_f64().unwrap());
     }
     let ours = median(&mut runs);
+    let ours_plain = median(&mut plains);
     let raw = median(&mut raws);
-    let _ = std::fs::remove_file(&ids_file);
-    // Peak RSS of a whole mem-embed process over the same texts.
-    let input: String = texts
-        .iter()
-        .enumerate()
-        .map(|(i, t)| serde_json::json!({"id": i, "text": t}).to_string() + "\n")
-        .collect();
-    let mut c = mem_embed(true);
-    c.args(["-", "--model", model.to_str().unwrap()]);
-    let (_, rss, _, _) = run(c, input.as_bytes());
+    let _ = std::fs::remove_file(&batches_file);
     println!(
-        "throughput of {} on {} fixture texts ({} tokens, batches of 16, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3}; mem-embed peak RSS {:.0} MiB",
+        "throughput of {} on {} fixture texts ({} tokens, {} batches of median {} texts, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s with the model cache, {:.0} with a plain session; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3} (plain session {:.3})",
         model.display(),
         texts.len(),
         tokens,
+        sizes.len(),
+        batch_median,
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
         ours,
+        ours_plain,
         raw,
         ours / raw,
-        rss
+        ours_plain / raw,
     );
 }
+
+/// (model, fixture texts, at most this many characters each) of the throughput runs.
+const THROUGHPUT: [(usize, usize); 2] = [(512, 1000), (64, 600)];
 
 fn main() {
     let runs: usize = std::env::var("MEMKIT_BENCH_RUNS")
@@ -309,8 +337,19 @@ fn main() {
     if let Some(q) = &qwen {
         load_breakdown(q, runs);
     }
-    throughput(&minilm, 512, 1000);
-    if let Some(q) = &qwen {
-        throughput(q, 64, 600);
+    let mut sets = vec![(minilm, texts(THROUGHPUT[0].0, THROUGHPUT[0].1))];
+    if let Some(q) = qwen {
+        sets.push((q, texts(THROUGHPUT[1].0, THROUGHPUT[1].1)));
+    }
+    for (model, texts) in &sets {
+        println!(
+            "mem-embed of {} on {} fixture texts: peak RSS {:.0} MiB",
+            model.display(),
+            texts.len(),
+            peak_rss(model, texts)
+        );
+    }
+    for (model, texts) in &sets {
+        throughput(model, texts);
     }
 }

@@ -7,6 +7,8 @@ or scripts/fetch-models). Inputs are token ids, so no tokenizer is needed:
     --ids FILE        one JSON list of token ids per line (the caller tokenised;
                       EOS/[CLS]/[SEP] as the model wants them are expected in it,
                       except that append_eos from the manifest is applied here)
+    --batches FILE    one batch per line: a JSON list of such id lists (the caller's
+                      own batching, run as given)
     --synthetic N     N random id sequences (lengths uniform in [--min-len, --max-len])
     --jsonl FILE      {"text": ...} per line; needs the python `tokenizers` package
                       and DIR/tokenizer.json (optional path, not used by CI)
@@ -142,6 +144,7 @@ def main():
     ap.add_argument("model_dir")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--ids", help="file: one JSON list of token ids per line")
+    src.add_argument("--batches", help="file: one JSON list of id lists (a batch) per line")
     src.add_argument("--synthetic", type=int, help="number of random id sequences")
     src.add_argument("--jsonl", help='file of {"text": ...} lines (needs python tokenizers)')
     ap.add_argument("--min-len", type=int, default=16)
@@ -173,7 +176,12 @@ def main():
         return
 
     man = load_manifest(args.model_dir)
-    if args.ids:
+    given = None
+    if args.batches:
+        with open(args.batches) as f:
+            given = [prepare(json.loads(line), man) for line in f if line.strip()]
+        seqs = [s for b in given for s in b]
+    elif args.ids:
         seqs = read_ids(args.ids)
     elif args.jsonl:
         seqs = tokenize_jsonl(args.jsonl, args.model_dir, man)
@@ -181,7 +189,8 @@ def main():
         seqs = synthetic(args.synthetic or 256, args.min_len, args.max_len, man, args.seed)
     if not seqs:
         sys.exit("ort_raw_bench: no input sequences")
-    seqs = prepare(seqs, man)
+    if given is None:
+        seqs = prepare(seqs, man)
     if args.sort:
         seqs.sort(key=len)
 
@@ -191,7 +200,7 @@ def main():
     input_names = {i.name for i in sess.get_inputs()}
     out_name = man.get("output", "last_hidden_state")
 
-    batches = [seqs[i:i + args.batch_size] for i in range(0, len(seqs), args.batch_size)]
+    batches = given or [seqs[i:i + args.batch_size] for i in range(0, len(seqs), args.batch_size)]
     for b in batches[: args.warmup]:
         sess.run([out_name], make_batch(b, man, input_names)[0])
 

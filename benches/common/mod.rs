@@ -59,7 +59,9 @@ pub fn pct(v: &mut [f64], p: f64) -> f64 {
 }
 
 /// Waits for `child` with wait4, which also gives its own peak RSS (a plain wait would leave the
-/// rusage unread): (exit code or -1, peak RSS MiB).
+/// rusage unread): (exit code or -1, peak RSS MiB). The figure is at least the bench's own
+/// peak RSS when the child was spawned (Linux charges the replaced address space at exec), so
+/// spawn measured children before the bench itself grows.
 pub fn reap(child: &std::process::Child) -> (i32, f64) {
     let mut status = 0;
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

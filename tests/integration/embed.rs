@@ -667,6 +667,35 @@ fn model_cache_is_built_once_then_hit_with_the_same_vectors() {
         assert!(embed::cosine(&hit, &plain) >= 0.99999);
     }
     assert!(embed::cosine(&built, &plain) >= 0.99999);
+    // One entry serves both loads: packed weights for batches, the stored ones for a query.
+    embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
+    for packed in [true, false] {
+        let opts = embed::LoadOptions {
+            cache: true,
+            packed,
+        };
+        let mut e = Embedder::load_with(&model, None, opts).unwrap();
+        assert_eq!(e.load_report().cache, embed::cache::CacheUse::Hit);
+        assert_eq!(e.load_report().packed, packed);
+        let v = e
+            .embed(&["the login bug came back after the refactor"])
+            .unwrap();
+        assert!(embed::cosine(&v[0], &plain) >= 0.99999, "packed {packed}");
+    }
+    // mem-embed takes packed weights only when there is enough to embed.
+    let long = "the indexer drops documents when the batch is cut short ".repeat(40);
+    for (text, want) in [
+        ("fix the login bug", "as stored"),
+        (long.as_str(), "packed"),
+    ] {
+        let out = env.ok(
+            "mem-embed",
+            &["-", "-v", "--model", model.to_str().unwrap()],
+            &records(&[text]),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("weights: {want};")), "{}", show(&out));
+    }
     // A changed model file is a new entry; the old one goes.
     std::fs::remove_file(model.join("model.onnx")).unwrap();
     std::fs::copy(
@@ -896,9 +925,9 @@ fn cached_qwen3_tokenizer_gives_the_same_tokens_as_tokenizer_json() {
     )
     .unwrap();
     let plain = tokenizers::Tokenizer::from_file(dir.path().join("tokenizer.json")).unwrap();
-    let (_, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    let (_, how) = embed::cache::tokenizer(dir.path(), true).unwrap();
     assert_eq!(how, embed::cache::CacheUse::Built);
-    let (cached, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    let (cached, how) = embed::cache::tokenizer(dir.path(), true).unwrap();
     assert_eq!(how, embed::cache::CacheUse::Hit);
     let texts = [
         "fix the login bug",
@@ -923,7 +952,7 @@ fn cached_qwen3_tokenizer_gives_the_same_tokens_as_tokenizer_json() {
         .path();
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, &bytes[..bytes.len() / 3]).unwrap();
-    let (again, how) = embed::cache::tokenizer(dir.path()).unwrap();
+    let (again, how) = embed::cache::tokenizer(dir.path(), true).unwrap();
     assert!(matches!(how, embed::cache::CacheUse::Rebuilt(_)), "{how:?}");
     assert_eq!(
         again.encode(texts[1], true).unwrap().get_ids(),

@@ -155,18 +155,19 @@ fn filter(
         return Ok(Outcome::Ok);
     }
     let dir = embed::resolve_model(model)?;
-    let mut e = Embedder::load(&dir, dim)?;
-    io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
-    let started = Instant::now();
+    let manifest = embed::Manifest::load(&dir)?;
     let prefix = match query {
-        Some(k) => e.manifest.query_prefix(Some(k)).to_string(),
-        None => e.manifest.document_prefix.clone(),
+        Some(k) => manifest.query_prefix(Some(k)).to_string(),
+        None => manifest.document_prefix.clone(),
     };
     let texts: Vec<String> = recs
         .iter()
         .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut e = Embedder::load_with(&dir, dim, embed::LoadOptions::for_texts(&refs))?;
+    io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
+    let started = Instant::now();
     let mut vecs = e.embed(&refs)?.into_iter();
     io.info(throughput(
         refs.len(),

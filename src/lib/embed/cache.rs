@@ -4,7 +4,8 @@
 //! weights for the matrix kernels.
 //!
 //! The cache is `<model dir>/.ort-cache/<key>/`: `model.onnx` (the optimised graph, small),
-//! `model.onnx.data` (its initializers, memory-mapped by ONNX Runtime at load) and
+//! `model.onnx.data` (its initializers, and the same weights packed for the matrix kernels,
+//! all memory-mapped by ONNX Runtime at load) and
 //! `ready.json` (sizes of both, written last). The key hashes the model file's identity (path, size, mtime, inode), the ONNX Runtime build and the CPU, so a changed
 //! model, runtime or machine gets a new entry; older entries are removed when one is built.
 //! It is built in a temporary directory renamed into place, so readers never see half of one;
@@ -20,7 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result, config};
 
 /// Bumped when the layout or the session options of cached entries change.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const DIR: &str = ".ort-cache";
 const GRAPH: &str = "model.onnx";
 const DATA: &str = "model.onnx.data";
@@ -125,20 +126,23 @@ pub fn builder(env: &ort::environment::Environment, threads: usize) -> Result<Se
 }
 
 /// A session for `model`: from the cache entry when there is a good one, else from the model
-/// (writing the entry). Errors are those of loading the model itself.
+/// (writing the entry). Errors are those of loading the model itself. `packed`: take the
+/// entry's packed weights (faster inference, slower load; see [`super::LoadOptions`]).
 pub fn session(
     env: &ort::environment::Environment,
     model: &Path,
     threads: usize,
+    use_cache: bool,
+    packed: bool,
 ) -> Result<(Session, CacheUse)> {
     let plain = |b: SessionBuilder| commit(b, model);
-    if !enabled() {
+    if !use_cache {
         return Ok((plain(builder(env, threads)?)?, CacheUse::Off));
     }
     let dir = entry_dir(model)?;
     let mut stale = None;
     if dir.join(READY).is_file() {
-        match load_entry(env, &dir, threads) {
+        match load_entry(env, &dir, threads, packed) {
             Ok(s) => return Ok((s, CacheUse::Hit)),
             Err(why) => {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -179,6 +183,7 @@ fn load_entry(
     env: &ort::environment::Environment,
     dir: &Path,
     threads: usize,
+    packed: bool,
 ) -> std::result::Result<Session, String> {
     let ready: Ready = std::fs::read(dir.join(READY))
         .map_err(|e| e.to_string())
@@ -188,15 +193,15 @@ fn load_entry(
     {
         return Err("files do not match ready.json".into());
     }
-    // Already optimised: running the optimisers again would only cost time. Weights are used
-    // in place from the mapped file, not packed into copies: packing them took half of a
-    // 0.6B model's load, while the kernels' own packing per call costs little next to the
-    // matrix products of a batch (measured: same tokens/s).
+    // Already optimised: running the optimisers again would only cost time. With `packed`
+    // the kernels take their packed weights from the mapped file; without it they use the
+    // plain ones from the same file and pack per call, which loads a 0.6B model about 150 ms
+    // sooner but runs 25% slower (benches/embed.rs).
     builder(env, threads)
         .map_err(|e| e.to_string())?
         .with_optimization_level(GraphOptimizationLevel::Disable)
         .map_err(|e| e.to_string())?
-        .with_prepacking(false)
+        .with_prepacking(packed)
         .map_err(|e| e.to_string())?
         .commit_from_file(dir.join(GRAPH))
         .map_err(|e| e.to_string())
@@ -232,6 +237,8 @@ fn build_entry(
             "session.optimized_model_external_initializers_min_size_in_bytes",
             "1024",
         ),
+        // Packing the int8 weights is most of a plain load; kept, it is mapped like the rest.
+        ("session.save_external_prepacked_constant_initializers", "1"),
     ] {
         b = b.with_config_entry(k, v).map_err(ort_err)?;
     }
@@ -294,13 +301,13 @@ fn publish(tmp: &Path, dir: &Path) -> std::result::Result<(), String> {
 /// as its small parts in JSON plus the vocabulary and merges in a length-prefixed binary form,
 /// so a load builds the BPE model directly instead of parsing it all through serde's buffers.
 /// The entry (`<dir>/.tokenizer-cache/<key>.bin`) is keyed like the model's.
-pub fn tokenizer(dir: &Path) -> Result<(tokenizers::Tokenizer, CacheUse)> {
+pub fn tokenizer(dir: &Path, use_cache: bool) -> Result<(tokenizers::Tokenizer, CacheUse)> {
     let path = dir.join("tokenizer.json");
     let plain = || {
         tokenizers::Tokenizer::from_file(&path)
             .map_err(|e| Error::other(format!("cannot read tokenizer {}: {e}", path.display())))
     };
-    if !enabled() {
+    if !use_cache {
         return Ok((plain()?, CacheUse::Off));
     }
     let entry = tokenizer_entry(&path)?;

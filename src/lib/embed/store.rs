@@ -237,9 +237,9 @@ pub fn embed_database(
     if misses.is_empty() {
         return Ok(run);
     }
-    let mut e = Embedder::load(model_dir, Some(dim))?;
-    let total = misses.len();
     let texts: Vec<&str> = misses.iter().map(|p| p.text.as_str()).collect();
+    let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::for_texts(&texts))?;
+    let total = misses.len();
     // Vectors arrive in batch order; they are stored a transaction per 64.
     let mut done: Vec<(usize, Vec<f32>)> = Vec::new();
     let mut store = |conn: &mut Connection, done: &mut Vec<(usize, Vec<f32>)>| -> Result<()> {
