@@ -18,7 +18,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     (
         "MEM_EMBED_MODEL",
-        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, else minilm-l6 when only it is installed).",
+        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, installed on first use; minilm-l6 when that cannot be had).",
     ),
     (
         "MEM_EMBED_DIM",
@@ -30,7 +30,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     (
         "MEM_HF_ENDPOINT",
-        "Hugging Face endpoint for mem-embed --install (default https://huggingface.co; a mirror's URL).",
+        "Hugging Face endpoint for model installs (default https://huggingface.co; a mirror's URL).",
+    ),
+    (
+        "MEM_AUTO_INSTALL",
+        "When 0, mem-embed does not download a missing model on its first use (mem-embed --install still does). A failed first-use download is retried after a day.",
     ),
     (
         "ORT_DYLIB_PATH",

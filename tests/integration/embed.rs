@@ -489,21 +489,25 @@ fn embed_query_reuses_cached_query_vectors() {
     assert!(err.to_string().contains("cannot load model"), "{err}");
 }
 
-#[test]
-fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_absent() {
-    // A model cache holding only the runtime and MiniLM.
-    let m = models();
-    let env = Env::new();
+/// Makes the env's model cache hold only the runtime and MiniLM; returns its path.
+fn minilm_only_cache(env: &Env) -> PathBuf {
     let cache = env.dir.path().join("models");
     std::fs::create_dir_all(&cache).unwrap();
     for d in ["runtime", "minilm-l6"] {
-        std::os::unix::fs::symlink(m.join(d), cache.join(d)).unwrap();
+        std::os::unix::fs::symlink(models().join(d), cache.join(d)).unwrap();
     }
+    cache
+}
+
+#[test]
+fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_absent() {
+    let env = Env::new();
+    minilm_only_cache(&env);
     seed(&env);
     let out = env.ok("mem-embed", &[], b"");
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("qwen3-embedding-0.6b is not installed; using minilm-l6"),
+            .contains("qwen3-embedding-0.6b: not installed; using minilm-l6"),
         "{}",
         show(&out)
     );
@@ -958,4 +962,106 @@ fn cached_qwen3_tokenizer_gives_the_same_tokens_as_tokenizer_json() {
         again.encode(texts[1], true).unwrap().get_ids(),
         plain.encode(texts[1], true).unwrap().get_ids()
     );
+}
+
+#[test]
+fn a_missing_default_model_is_installed_on_first_use_after_a_fallback_while_it_cannot_be() {
+    let env = Env::new();
+    let cache = minilm_only_cache(&env);
+    // The tiny model stands in for the default one: packages.json names it so, and the mock
+    // hub serves it (cutting the first download halfway).
+    let pkg = tiny_package();
+    let files: Vec<Value> = pkg
+        .files
+        .iter()
+        .map(|f| serde_json::json!({"remote": f.remote, "local": f.local, "sha256": f.sha256}))
+        .collect();
+    let mut manifest = pkg.manifest.clone();
+    manifest["name"] = "qwen3-embedding-0.6b".into();
+    let listed = serde_json::json!([{"name": "qwen3-embedding-0.6b", "repo": pkg.repo,
+        "revision": pkg.revision, "files": files, "manifest": manifest}]);
+    std::fs::write(cache.join("packages.json"), listed.to_string()).unwrap();
+    let mock = hub();
+    let env = env
+        .set("MEM_AUTO_INSTALL", "1")
+        .set("MEM_HF_ENDPOINT", &mock.url);
+    seed(&env);
+    let embedded_by = |model: &str| {
+        env.count(&format!(
+            "SELECT count(*) FROM embeddings WHERE model='{model}'"
+        ))
+    };
+
+    // First use: the download is cut, so this run falls back to MiniLM and says why.
+    let out = env.ok("mem-embed", &[], b"");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("download cut"), "{}", show(&out));
+    assert!(err.contains("using minilm-l6"), "{}", show(&out));
+    assert_eq!(embedded_by("all-minilm-l6-v2-int8"), 4);
+    assert!(!cache.join("qwen3-embedding-0.6b").exists());
+    let asked = mock.seen.lock().unwrap().len();
+
+    // Within a day the failure is remembered: no request, the same fallback.
+    let out = env.ok("mem-embed", &[], b"");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failed recently"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(mock.seen.lock().unwrap().len(), asked);
+
+    // A day later the download resumes where it was cut, and everything is embedded again
+    // with the installed default model.
+    let marker = cache.join(".install-qwen3-embedding-0.6b.failed");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(25 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&marker)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let out = env.ok("mem-embed", &[], b"");
+    assert_eq!(summary(&out)["embedded"], 4, "{}", show(&out));
+    assert_eq!(embedded_by("qwen3-embedding-0.6b"), 4);
+    assert!(!marker.exists());
+    let reqs = mock.seen.lock().unwrap().clone();
+    assert!(
+        reqs[asked].headers.contains("range: bytes="),
+        "the download resumes: {}",
+        reqs[asked].headers
+    );
+    for f in &pkg.files {
+        assert_eq!(
+            sha(&cache.join("qwen3-embedding-0.6b").join(&f.local)),
+            f.sha256
+        );
+    }
+    // Installed: the next run asks nothing.
+    let n = reqs.len();
+    env.ok("mem-embed", &[], b"");
+    assert_eq!(mock.seen.lock().unwrap().len(), n);
+}
+
+#[test]
+fn a_configured_model_that_cannot_be_downloaded_is_a_clear_error_storing_nothing() {
+    let env = Env::new();
+    minilm_only_cache(&env);
+    seed(&env);
+    // Port 9 of the harness: nothing listens, as on a machine without network.
+    let env = env.set("MEM_AUTO_INSTALL", "1");
+    let out = env.run("mem-embed", &["--model", "qwen3-embedding-0.6b"], b"");
+    assert_clean_error(&out, 5, "qwen3-embedding-0.6b");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:9"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(env.count("SELECT count(*) FROM embeddings"), 0);
+    // With first-use installs off, the error says how to install.
+    let out = env.set("MEM_AUTO_INSTALL", "0").run(
+        "mem-embed",
+        &["--model", "qwen3-embedding-0.6b"],
+        b"",
+    );
+    assert_clean_error(&out, 5, "mem-embed --install qwen3-embedding-0.6b");
 }

@@ -56,6 +56,10 @@ impl Env {
                 ),
                 ("HOME".into(), home.display().to_string()),
                 ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+                // Tests never reach the internet: no first-use downloads, and any download
+                // that a test turns on goes to its own mock (nothing listens on port 9).
+                ("MEM_AUTO_INSTALL".into(), "0".into()),
+                ("MEM_HF_ENDPOINT".into(), "http://127.0.0.1:9".into()),
             ],
             dir,
         }

@@ -18,7 +18,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -39,7 +39,7 @@ pub struct Args {
     /// JSONL records to embed (- for stdin); without it, embed what is pending in the database.
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// Model name (under $MEM_MODELS) or directory (default: $MEM_EMBED_MODEL, else qwen3-embedding-0.6b, else minilm-l6 when only it is installed).
+    /// Model name (under $MEM_MODELS) or directory (default: $MEM_EMBED_MODEL, else qwen3-embedding-0.6b, downloaded on first use, else minilm-l6).
     #[arg(long, value_name = "NAME|DIR")]
     pub model: Option<String>,
     /// Output dimension (Matryoshka truncation; default: $MEM_EMBED_DIM, else the model's).
@@ -48,7 +48,7 @@ pub struct Args {
     /// Embed texts as queries of this kind (observations, code, learnings), with its prefix.
     #[arg(long, value_name = "KIND")]
     pub query: Option<String>,
-    /// Download model NAME (qwen3-embedding-0.6b) from Hugging Face ($MEM_HF_ENDPOINT) into the model cache: resumable, sha256-verified; then build its model cache.
+    /// Download model NAME (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) from Hugging Face ($MEM_HF_ENDPOINT) into the model cache: resumable, sha256-verified; then build its model cache.
     #[arg(long, value_name = "NAME", conflicts_with = "input")]
     pub install: Option<String>,
     #[command(flatten)]
@@ -67,10 +67,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let model = match args.model.clone().or_else(|| cfg.get("embed_model")) {
-        Some(m) => m,
-        None => default_model(io),
-    };
+    let model = args.model.clone().or_else(|| cfg.get("embed_model"));
     let dim = match args.dim {
         Some(d) => Some(d),
         None => match cfg.get("embed_dim") {
@@ -82,31 +79,91 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             None => None,
         },
     };
+    let resolve = |io: &Io| model_dir(io, &cfg, model.as_deref());
     match &args.input {
-        Some(p) => filter(io, p, &model, dim, args.query.as_deref()),
-        None => database(io, &cfg, &model, dim),
+        Some(p) => filter(io, p, resolve, dim, args.query.as_deref()),
+        None => {
+            let dir = resolve(io)?;
+            database(io, &cfg, &dir, dim)
+        }
     }
 }
 
-/// The default model, else all-MiniLM-L6-v2 when only that one is installed (no network).
-fn default_model(io: &Io) -> String {
-    if embed::resolve_model(embed::DEFAULT_MODEL).is_err()
-        && embed::resolve_model(embed::FALLBACK_MODEL).is_ok()
-    {
-        io.warn(format!(
-            "{} is not installed; using {}",
-            embed::DEFAULT_MODEL,
-            embed::FALLBACK_MODEL
+/// The directory of model `spec` (None: the default model). A model that can be installed by
+/// name but is not is installed on this first use (MEM_AUTO_INSTALL=0: not). Without a
+/// configured model, a default model that cannot be had gives way to minilm-l6 when that is
+/// installed.
+fn model_dir(io: &Io, cfg: &Config, spec: Option<&str>) -> Result<PathBuf> {
+    let name = spec.unwrap_or(embed::DEFAULT_MODEL);
+    let mut err = match embed::resolve_model(name) {
+        Ok(dir) => return Ok(dir),
+        Err(e) => e,
+    };
+    let auto = cfg.get("auto_install").is_none_or(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "no" | "off"
+        )
+    });
+    let models = config::models_dir();
+    if auto && let Some(pkg) = embed::install::find(&models, name)? {
+        io.info(format!(
+            "installing {name} on its first use (MEM_AUTO_INSTALL=0 turns this off)"
         ));
-        return embed::FALLBACK_MODEL.to_string();
+        let endpoint = embed::install::endpoint();
+        match with_progress(io, |p| {
+            embed::install::first_use(&pkg, &endpoint, &models, p)
+        }) {
+            Ok(dir) => {
+                io.info(format!("installed {name} in {}", dir.display()));
+                return Ok(dir);
+            }
+            Err(e) => err = e,
+        }
     }
-    embed::DEFAULT_MODEL.to_string()
+    if spec.is_none()
+        && let Ok(dir) = embed::resolve_model(embed::FALLBACK_MODEL)
+    {
+        let why = if auto {
+            err.to_string()
+        } else {
+            "not installed".into()
+        };
+        io.warn(format!("{name}: {why}; using {}", embed::FALLBACK_MODEL));
+        return Ok(dir);
+    }
+    Err(err)
+}
+
+/// Runs a download with a progress bar on a terminal.
+fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<T>) -> Result<T> {
+    let bar = (io.stderr_tty && !io.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let r = f(&mut |file, done, total| {
+        if let Some(b) = &bar {
+            b.set_message(file.to_string());
+            b.set_length(total.unwrap_or(done));
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    r
 }
 
 fn filter(
     io: &mut Io,
     path: &std::path::Path,
-    model: &str,
+    model_dir: impl FnOnce(&Io) -> Result<PathBuf>,
     dim: Option<usize>,
     query: Option<&str>,
 ) -> Result<Outcome> {
@@ -154,7 +211,7 @@ fn filter(
         }
         return Ok(Outcome::Ok);
     }
-    let dir = embed::resolve_model(model)?;
+    let dir = model_dir(io)?;
     let manifest = embed::Manifest::load(&dir)?;
     let prefix = match query {
         Some(k) => manifest.query_prefix(Some(k)).to_string(),
@@ -216,9 +273,13 @@ fn record_text(v: &Value) -> Option<String> {
     None
 }
 
-fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Result<Outcome> {
+fn database(
+    io: &mut Io,
+    cfg: &Config,
+    dir: &std::path::Path,
+    dim: Option<usize>,
+) -> Result<Outcome> {
     let started = Instant::now();
-    let dir = embed::resolve_model(model)?;
     let mut conn = store::open(&cfg.db_path())?;
     let bar = if io.stderr_tty && !io.quiet {
         let b = indicatif::ProgressBar::new(0);
@@ -230,7 +291,7 @@ fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Resul
     } else {
         None
     };
-    let run = embed::store::embed_database(&mut conn, &dir, dim, |done, total| {
+    let run = embed::store::embed_database(&mut conn, dir, dim, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
             b.set_position(done as u64);
@@ -240,7 +301,7 @@ fn database(io: &mut Io, cfg: &Config, model: &str, dim: Option<usize>) -> Resul
         b.finish_and_clear();
     }
     if let Some(load) = &run.load {
-        io.info(format!("model {model}: {load}"));
+        io.info(format!("model {}: {load}", dir.display()));
         let embedding = started.elapsed().saturating_sub(load.total);
         io.info(throughput(run.embedded, run.tokens, embedding));
     }
@@ -270,39 +331,15 @@ fn throughput(texts: usize, tokens: usize, took: std::time::Duration) -> String 
 
 fn install(io: &mut Io, name: &str) -> Result<Outcome> {
     let started = Instant::now();
-    let pkg = embed::install::package(name).ok_or_else(|| {
+    let models = config::models_dir();
+    let pkg = embed::install::find(&models, name)?.ok_or_else(|| {
         Error::Usage(format!(
             "no model named {name:?} to install (known: {}; minilm-l6 comes from scripts/fetch-models)",
-            embed::install::KNOWN.join(", ")
+            embed::install::names(&models).join(", ")
         ))
     })?;
-    let models = config::models_dir();
-    let bar = (io.stderr_tty && !io.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let dir = embed::install::install(
-        &pkg,
-        &embed::install::endpoint(),
-        &models,
-        &mut |file, done, total| {
-            if let Some(b) = &bar {
-                b.set_message(file.to_string());
-                b.set_length(total.unwrap_or(done));
-                b.set_position(done);
-            }
-        },
-    );
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let dir = dir?;
+    let endpoint = embed::install::endpoint();
+    let dir = with_progress(io, |p| embed::install::install(&pkg, &endpoint, &models, p))?;
     io.info(format!("installed {name} in {}", dir.display()));
     // The first load builds the persistent model cache, so the next process starts fast.
     match Embedder::load(&dir, None) {

@@ -3,6 +3,10 @@
 //! staging directory, resumed with an HTTP Range request after a cut, and checked against its
 //! sha256; only when every file is verified is the staging directory renamed to
 //! `$MEM_MODELS/<name>`, so a failed or interrupted install leaves no model behind.
+//!
+//! The same install runs on a model's first use ([`first_use`]), unless MEM_AUTO_INSTALL=0.
+//! Installs of one model take turns on a lock file; a failed first-use install is not tried
+//! again for a day, so an offline machine does not pay a connection attempt per pipeline run.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,15 +19,16 @@ use crate::{Error, Result, config};
 
 /// One file of a package: its path in the repository, its name in the model directory and
 /// its sha256 (from the repository's LFS metadata).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Deserialize)]
 pub struct RemoteFile {
     pub remote: String,
     pub local: String,
     pub sha256: String,
 }
 
-/// A model that can be installed by name.
-#[derive(Debug, Clone)]
+/// A model that can be installed by name: built in, or listed in `$MEM_MODELS/packages.json`
+/// (a JSON list of these; an entry there replaces a built-in one of the same name).
+#[derive(Debug, Clone, serde::Deserialize)]
 pub struct Package {
     pub name: String,
     /// `owner/name` on Hugging Face.
@@ -35,8 +40,41 @@ pub struct Package {
     pub manifest: Value,
 }
 
-/// Names [`package`] knows.
+/// Names [`package`] knows without a packages.json.
 pub const KNOWN: &[&str] = &[super::DEFAULT_MODEL];
+
+const PACKAGES: &str = "packages.json";
+
+/// The packages of `$MEM_MODELS/packages.json`; none when it does not exist.
+fn listed(models: &Path) -> Result<Vec<Package>> {
+    let path = models.join(PACKAGES);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| Error::input(path.display().to_string(), Some(e.line()), e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::input(path.display().to_string(), None, e)),
+    }
+}
+
+/// The package of a model name in the model cache `models`: packages.json first, then the
+/// built-in ones. A broken packages.json is an error naming it.
+pub fn find(models: &Path, name: &str) -> Result<Option<Package>> {
+    if let Some(p) = listed(models)?.into_iter().find(|p| p.name == name) {
+        return Ok(Some(p));
+    }
+    Ok(package(name))
+}
+
+/// Every name [`find`] knows, for messages.
+pub fn names(models: &Path) -> Vec<String> {
+    let mut out: Vec<String> = KNOWN.iter().map(|s| s.to_string()).collect();
+    for p in listed(models).unwrap_or_default() {
+        if !out.contains(&p.name) {
+            out.push(p.name);
+        }
+    }
+    out
+}
 
 /// The instruction prefixes of Qwen3-Embedding queries, by kind (none for documents).
 pub const QWEN3_QUERY_PREFIXES: &[(&str, &str)] = &[
@@ -54,7 +92,7 @@ pub const QWEN3_QUERY_PREFIXES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The package of a model name.
+/// The built-in package of a model name.
 pub fn package(name: &str) -> Option<Package> {
     if name != super::DEFAULT_MODEL {
         return None;
@@ -104,14 +142,104 @@ pub fn endpoint() -> String {
     config::env_nonempty("MEM_HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".into())
 }
 
-/// Installs `pkg` from `endpoint` into `models/<name>`; returns that directory. `progress` is
-/// called with (file, bytes so far, total bytes when known) while downloading.
+/// Progress of a download: (file, bytes so far, total bytes when known).
+pub type Progress<'a> = &'a mut dyn FnMut(&str, u64, Option<u64>);
+
+/// How long a failed first-use install keeps [`first_use`] from trying again.
+pub const RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// The lock file that installs of `name` take turns on.
+fn lock_file(models: &Path, name: &str) -> Result<std::fs::File> {
+    std::fs::create_dir_all(models)
+        .map_err(|e| Error::other(format!("cannot create {}: {e}", models.display())))?;
+    let path = models.join(format!(".install-{name}.lock"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::other(format!("{}: {e}", path.display())))
+}
+
+fn failed_marker(models: &Path, name: &str) -> PathBuf {
+    models.join(format!(".install-{name}.failed"))
+}
+
+/// Installs `pkg` from `endpoint` into `models/<name>`; returns that directory. Waits for an
+/// install of the same model by another process to finish first.
 pub fn install(
     pkg: &Package,
     endpoint: &str,
     models: &Path,
-    progress: &mut dyn FnMut(&str, u64, Option<u64>),
+    progress: Progress,
 ) -> Result<PathBuf> {
+    let lock = lock_file(models, &pkg.name)?;
+    lock.lock()
+        .map_err(|e| Error::other(format!("cannot lock the install of {}: {e}", pkg.name)))?;
+    let dir = install_locked(pkg, endpoint, models, progress)?;
+    let _ = std::fs::remove_file(failed_marker(models, &pkg.name));
+    Ok(dir)
+}
+
+/// The first use of `name`, a known package that is not installed: installs it unless
+/// another process is installing it right now, or an attempt failed within [`RETRY_AFTER`]
+/// (that failure is the error). A failure is remembered for the next call.
+pub fn first_use(
+    pkg: &Package,
+    endpoint: &str,
+    models: &Path,
+    progress: Progress,
+) -> Result<PathBuf> {
+    let marker = failed_marker(models, &pkg.name);
+    if let Ok(md) = std::fs::metadata(&marker)
+        && md
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < RETRY_AFTER)
+    {
+        let why = std::fs::read_to_string(&marker).unwrap_or_default();
+        return Err(Error::other(format!(
+            "installing {} failed recently ({}); tried again after a day, or now with mem-embed --install {}",
+            pkg.name,
+            why.trim(),
+            pkg.name
+        )));
+    }
+    let lock = lock_file(models, &pkg.name)?;
+    if lock.try_lock().is_err() {
+        return Err(Error::other(format!(
+            "{} is being installed by another process",
+            pkg.name
+        )));
+    }
+    let dest = models.join(&pkg.name);
+    if dest.join("model.onnx").is_file() {
+        return Ok(dest); // installed while we looked
+    }
+    match install_locked(pkg, endpoint, models, progress) {
+        Ok(dir) => {
+            let _ = std::fs::remove_file(&marker);
+            Ok(dir)
+        }
+        Err(e) => {
+            let _ = std::fs::write(&marker, e.to_string());
+            Err(e)
+        }
+    }
+}
+
+fn install_locked(
+    pkg: &Package,
+    endpoint: &str,
+    models: &Path,
+    progress: Progress,
+) -> Result<PathBuf> {
+    fetch(pkg, endpoint, models, progress)
+        .map_err(|e| Error::other(format!("cannot install {}: {e}", pkg.name)))
+}
+
+fn fetch(pkg: &Package, endpoint: &str, models: &Path, progress: Progress) -> Result<PathBuf> {
     let dest = models.join(&pkg.name);
     let staging = models.join(format!(".install-{}", pkg.name));
     std::fs::create_dir_all(&staging)

@@ -131,7 +131,11 @@ pub fn resolve_model(spec: &str) -> Result<PathBuf> {
         config::models_dir().join(spec)
     };
     if !dir.join("model.onnx").is_file() {
-        let how = if install::KNOWN.contains(&spec) {
+        let installable = install::find(&config::models_dir(), spec)
+            .ok()
+            .flatten()
+            .is_some();
+        let how = if installable {
             format!("run mem-embed --install {spec}")
         } else {
             FETCH_HINT.to_string()
