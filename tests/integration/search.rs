@@ -773,3 +773,43 @@ fn a_query_whose_meaning_matches_is_found_by_a_real_model_and_then_cached() {
     assert_eq!(code, Some(1));
     assert!(err.contains("query not embedded"), "{err}");
 }
+
+#[test]
+fn tags_are_widened_by_a_real_model_and_their_vectors_cached() {
+    let models = crate::embed::models();
+    let env = Env::new().set("MEM_MODELS", models.to_str().unwrap());
+    let tagged_obs = |title: &str, tag: &str| {
+        add_obs(&env, |o| {
+            o.title = title.into();
+            o.tags = vec![tag.into()];
+        })
+    };
+    let signin = tagged_obs("Session tokens checked at sign-in", "signin");
+    tagged_obs("Session tokens cached per worker", "caching");
+    let db = tagged_obs("Session tokens kept in the database", "database");
+    env.ok("mem-embed", &["--model", "minilm-l6"], b"");
+    env.ok("mem-index", &[], b"");
+    let tagged = |env: &Env, tags: &str| {
+        let (_, hits, _) = search(env, &["--all-projects", "--tags", tags, "session tokens"]);
+        ids(&hits)
+    };
+    // all-MiniLM-L6-v2: login~signin 0.79 and db~database 0.83 pass the 0.75 threshold;
+    // every other pair here is under 0.4.
+    assert_eq!(tagged(&env, "login"), vec![signin]);
+    assert_eq!(tagged(&env, "db"), vec![db]);
+    for tag in ["signin", "caching", "database", "login", "db"] {
+        assert_eq!(
+            env.count(&format!(
+                "SELECT count(*) FROM embedding_cache WHERE model = 'all-minilm-l6-v2-int8' AND dim = 384 AND text_hash = '{}'",
+                memkit::embed::sha256_hex(tag)
+            )),
+            1,
+            "{tag} cached"
+        );
+    }
+    // Without any model the cached vectors still widen the tags.
+    let no_models = env.dir.path().join("no-models");
+    std::fs::create_dir_all(&no_models).unwrap();
+    let bare = env.set("MEM_MODELS", no_models.to_str().unwrap());
+    assert_eq!(tagged(&bare, "login"), vec![signin]);
+}

@@ -222,13 +222,16 @@ impl crate::search::QueryEmbedder for QueryModel {
         self.dim
     }
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed_all(&[text])?.remove(0))
+    }
+    fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut slot = self.loaded.borrow_mut();
         let loaded = slot.get_or_insert_with(|| {
-            Embedder::load_with(&self.dir, Some(self.dim), LoadOptions::query())
+            Embedder::load_with(&self.dir, Some(self.dim), LoadOptions::for_texts(texts))
                 .map_err(|e| e.to_string())
         });
         match loaded {
-            Ok(e) => Ok(e.embed(&[text])?.remove(0)),
+            Ok(e) => e.embed(texts),
             Err(e) => Err(Error::Other(e.clone())),
         }
     }
@@ -385,7 +388,7 @@ impl LoadOptions {
         }
     }
 
-    /// For a query or two (mem-search): ready soonest.
+    /// For a query or two: ready soonest.
     pub fn query() -> LoadOptions {
         LoadOptions {
             packed: false,

@@ -38,6 +38,11 @@ pub trait QueryEmbedder {
     /// Embeds `text` exactly as given (already shaped by [`crate::embed::query_text`] for
     /// queries); the vector must be L2-normalised. The searcher caches it.
     fn embed(&self, text: &str) -> Result<Vec<f32>>;
+    /// Embeds several texts, as [`QueryEmbedder::embed`] does each (an implementation may
+    /// batch them: a search with `--tags` embeds every known tag once).
+    fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        texts.iter().map(|t| self.embed(t)).collect()
+    }
 }
 
 /// The exact text embedded for a search query with `model`: [`crate::embed::query_text`] with
@@ -394,28 +399,50 @@ impl Searcher {
     /// A vector for `text`: the cache, else the embedder (whose vector is then cached). An
     /// embedder failure is kept in `embed_error` and the search goes on without a vector.
     fn doc_vector(&self, model: &str, dim: usize, text: &str) -> Result<Option<Vec<f32>>> {
-        if let Some(v) = crate::embed::store::cache_lookup(&self.conn, model, dim, text)? {
-            return Ok(Some(v));
+        Ok(self.doc_vectors(model, dim, &[text])?.remove(0))
+    }
+
+    /// Vectors of `texts` from the embedding cache, the missing ones embedded in one call
+    /// (and cached) when the query model is the index's; None where neither can give one.
+    fn doc_vectors(
+        &self,
+        model: &str,
+        dim: usize,
+        texts: &[&str],
+    ) -> Result<Vec<Option<Vec<f32>>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        let mut missing = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let v = crate::embed::store::cache_lookup(&self.conn, model, dim, t)?;
+            if v.is_none() {
+                missing.push(i);
+            }
+            out.push(v);
         }
         let Some(e) = self
             .embedder
             .as_ref()
-            .filter(|e| e.model() == model && e.dim() == dim)
+            .filter(|e| e.model() == model && e.dim() == dim && !missing.is_empty())
         else {
-            return Ok(None);
+            return Ok(out);
         };
-        match e.embed(text) {
-            Ok(v) => {
+        let batch: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+        match e.embed_all(&batch) {
+            Ok(vecs) => {
                 // The cache only saves time: a database that cannot be written costs a
                 // model load next time, not this search.
-                let _ = crate::embed::store::cache_put(&self.conn, model, dim, text, &v);
-                Ok(Some(v))
+                let tx = self.conn.unchecked_transaction().ok();
+                for (&i, v) in missing.iter().zip(vecs) {
+                    let _ = crate::embed::store::cache_put(&self.conn, model, dim, texts[i], &v);
+                    out[i] = Some(v);
+                }
+                if let Some(tx) = tx {
+                    let _ = tx.commit();
+                }
             }
-            Err(err) => {
-                *self.embed_error.borrow_mut() = Some(err.to_string());
-                Ok(None)
-            }
+            Err(err) => *self.embed_error.borrow_mut() = Some(err.to_string()),
         }
+        Ok(out)
     }
 
     /// The query vector for the open vector index, when cached or embeddable.
@@ -445,40 +472,51 @@ impl Searcher {
             return Ok(vec![]);
         }
         let known = self.known_tags()?;
-        let mut out: Vec<String> = Vec::new();
-        let mut known_vecs: Option<Vec<(String, Vec<f32>)>> = None;
-        for t in tags {
-            let t = t.trim().to_lowercase();
-            if t.is_empty() {
-                continue;
+        let asked: Vec<String> = tags
+            .iter()
+            .map(|t| t.trim().to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        // Known and asked tags embedded together: one model call, not one per tag.
+        let vecs: HashMap<&str, Vec<f32>> = match &self.vector_state {
+            Some(v) => {
+                let mut texts: Vec<&str> = known
+                    .iter()
+                    .chain(&asked)
+                    .map(String::as_str)
+                    .filter(|t| !t.trim().is_empty())
+                    .collect();
+                texts.sort_unstable();
+                texts.dedup();
+                let got = self.doc_vectors(&v.model, v.dim, &texts)?;
+                texts
+                    .into_iter()
+                    .zip(got)
+                    .filter_map(|(t, v)| Some((t, v?)))
+                    .collect()
             }
-            let add = |s: &str, out: &mut Vec<String>| {
-                if !out.iter().any(|o| o == s) {
-                    out.push(s.to_string());
-                }
-            };
-            add(&t, &mut out);
+            None => HashMap::new(),
+        };
+        let mut out: Vec<String> = Vec::new();
+        let add = |s: &str, out: &mut Vec<String>| {
+            if !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        };
+        for t in &asked {
+            add(t, &mut out);
             for k in &known {
-                if t.chars().count() >= 3 && k.starts_with(&t) {
+                if t.chars().count() >= 3 && k.starts_with(t.as_str()) {
                     add(k, &mut out);
                 }
             }
-            if let Some(v) = &self.vector_state {
-                let (model, dim) = (v.model.clone(), v.dim);
-                if let Some(tv) = self.doc_vector(&model, dim, &t)? {
-                    if known_vecs.is_none() {
-                        let mut kv = Vec::new();
-                        for k in &known {
-                            if let Some(vk) = self.doc_vector(&model, dim, k)? {
-                                kv.push((k.clone(), vk));
-                            }
-                        }
-                        known_vecs = Some(kv);
-                    }
-                    for (k, vk) in known_vecs.as_ref().unwrap() {
-                        if cosine(&tv, vk) >= self.weights.tag_similarity {
-                            add(k, &mut out);
-                        }
+            if let Some(tv) = vecs.get(t.as_str()) {
+                for k in &known {
+                    if vecs
+                        .get(k.as_str())
+                        .is_some_and(|vk| cosine(tv, vk) >= self.weights.tag_similarity)
+                    {
+                        add(k, &mut out);
                     }
                 }
             }
