@@ -321,6 +321,29 @@ fn fixtures_through_the_heuristic_pipeline() {
         "SELECT count(*) FROM observations WHERE title = '' OR summary = '' OR tokens_raw = 0",
     );
     assert_eq!(bad, 0);
+    // A title is the request itself when the prompt makes one, openers and politeness dropped,
+    // with the main file; else the type's verb and the user's own sentence.
+    let titles: Vec<String> = {
+        let db = env.db();
+        let mut st = db.prepare("SELECT title FROM observations").unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    for want in [
+        // "Hey Claude, can you please add a Github Action to run tests and linting? …"
+        "Add a Github Action to run tests and linting (ci.yml)",
+        // "Let's also Migrate to AudioWorklet"
+        "Migrate to AudioWorklet",
+        // "Wait, does it only run on main?"
+        "Fix: does it only run on main (converter.py)",
+    ] {
+        assert!(
+            titles.iter().any(|t| t.starts_with(want)),
+            "no title {want:?} in {titles:#?}"
+        );
+    }
     // A second run has nothing to do.
     let again = env.ok("mem-compress", &[], b"");
     let recs = jsonl(&again);

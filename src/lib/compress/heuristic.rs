@@ -3,8 +3,10 @@
 //! - type: from the tools and outcomes and the prompt's words (no edits: discovery, or decision
 //!   for plans; edits: bugfix, refactor or feature when the prompt or outcomes say so, else
 //!   change);
-//! - title: an imperative verb for the type, the main topic words of the prompt and the main
-//!   file, 5 to 10 words;
+//! - title: the request itself when the prompt's first sentence is one ("Add a GitHub Action
+//!   to run tests (ci.yml)"), with openers like "hey Claude, can you please" dropped; else the
+//!   type's verb and that sentence ("Investigate: server does not start"); else the type's
+//!   verb, the prompt's topic words and the main file; at most about 10 words;
 //! - summary: what was asked, what was done (files edited, commands run), and the outcome (the
 //!   assistant's final message, else the meaningful lines of the output);
 //! - files from the inputs: files_modified only from successful Write/Edit/MultiEdit/NotebookEdit.
@@ -374,9 +376,261 @@ fn main_file(g: &Group) -> Option<String> {
         .map(|f| basename(f).to_string())
 }
 
+/// Words that open a request without saying what it is about, longest first where one is a
+/// prefix of another.
+const OPENERS: &[&str] = &[
+    "hey claude",
+    "hi claude",
+    "hello claude",
+    "hello",
+    "hey",
+    "hi",
+    "okay",
+    "ok",
+    "oh no",
+    "oh",
+    "so",
+    "well",
+    "yes please",
+    "yes",
+    "great",
+    "thanks",
+    "thank you",
+    "alright",
+    "right",
+    "now",
+    "wait",
+    "and",
+    "then",
+    "also",
+    "claude",
+    "can you please",
+    "could you please",
+    "would you please",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "please",
+    "i'd like you to",
+    "i would like you to",
+    "i'd like your help with",
+    "i'd like to",
+    "i want you to",
+    "i want to",
+    "i need you to",
+    "i need to",
+    "let's",
+    "lets",
+    "let us",
+    "we need to",
+    "we should",
+    "help me",
+    "go ahead and",
+    "try to",
+    "fine",
+    "cool",
+    "perfect",
+    "good",
+    "nice",
+    "sure",
+    "awesome",
+    "excellent",
+];
+
+/// Verbs that make a request's first words an imperative title.
+const VERBS: &[&str] = &[
+    "add",
+    "adjust",
+    "allow",
+    "analyze",
+    "analyse",
+    "build",
+    "bump",
+    "change",
+    "check",
+    "clean",
+    "commit",
+    "compare",
+    "configure",
+    "convert",
+    "create",
+    "debug",
+    "delete",
+    "deploy",
+    "document",
+    "drop",
+    "enable",
+    "disable",
+    "ensure",
+    "explain",
+    "expose",
+    "extract",
+    "find",
+    "fix",
+    "format",
+    "generate",
+    "handle",
+    "hide",
+    "implement",
+    "improve",
+    "install",
+    "investigate",
+    "lint",
+    "list",
+    "look",
+    "make",
+    "merge",
+    "migrate",
+    "modify",
+    "move",
+    "optimize",
+    "parse",
+    "port",
+    "prevent",
+    "push",
+    "read",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "resolve",
+    "restructure",
+    "reuse",
+    "revert",
+    "review",
+    "rewrite",
+    "rework",
+    "run",
+    "search",
+    "set",
+    "setup",
+    "show",
+    "simplify",
+    "speed",
+    "split",
+    "start",
+    "stop",
+    "summarize",
+    "support",
+    "test",
+    "tweak",
+    "uninstall",
+    "update",
+    "upgrade",
+    "use",
+    "validate",
+    "verify",
+    "wire",
+    "work",
+    "write",
+];
+
+/// Words a title does not end on, and where a long sentence is cut.
+const DANGLING: &[&str] = &[
+    "a", "an", "the", "to", "and", "or", "of", "with", "for", "in", "on", "at", "by", "from",
+    "that", "which", "but", "so", "as", "is", "are", "be", "it", "its", "this", "these", "all",
+    "also", "because", "since", "while", "then", "instead", "when", "if",
+];
+const BREAKS: &[&str] = &[
+    "but", "because", "so", "which", "since", "while", "instead", "as", "when", "if", "then",
+];
+
+/// The prompt's first sentence as a title: the request itself when it is imperative, else
+/// `verb: sentence`; None when there is no sentence worth a title.
+fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
+    let p = clean_prompt(prompt);
+    // A slash command's echo ("init is analyzing your codebase… /init") is not a request.
+    if p.split_whitespace()
+        .any(|w| w.starts_with('/') && !w[1..].contains('/'))
+    {
+        return None;
+    }
+    let end = p
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '?' | '!' | '\n')
+                && p[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map_or(p.len(), |(i, _)| i);
+    let mut question = p[end..].starts_with('?');
+    let mut asked = false;
+    let mut rest: &str = &p[..end];
+    'strip: loop {
+        rest = rest
+            .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
+        for o in OPENERS {
+            if rest.len() >= o.len()
+                && rest.is_char_boundary(o.len())
+                && rest[..o.len()].eq_ignore_ascii_case(o)
+                && rest[o.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric() && c != '\'')
+            {
+                // "Can you please add …?" asks for work, not for an answer.
+                asked |= o.contains("you") || o.contains("please");
+                rest = &rest[o.len()..];
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    question &= !asked;
+    let words: Vec<String> = rest
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('@').replace('`', ""))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    if words.len() < 2 {
+        return None;
+    }
+    // A long sentence is cut before a subordinate clause or an aside, or at a comma.
+    let mut n = words.len().min(10);
+    for (i, w) in words.iter().enumerate().take(10).skip(3) {
+        if i >= 4 && (BREAKS.contains(&bare(w).as_str()) || w.starts_with('(')) {
+            n = i;
+            break;
+        }
+        if w.ends_with([',', ';', ':']) {
+            n = i + 1;
+            break;
+        }
+    }
+    while n > 2 && DANGLING.contains(&bare(&words[n - 1]).as_str()) {
+        n -= 1;
+    }
+    let mut phrase = words[..n].join(" ");
+    phrase = phrase
+        .trim_end_matches(|c: char| !c.is_alphanumeric() && !matches!(c, ')' | '"' | '\''))
+        .to_string();
+    let mut chars = phrase.chars();
+    let first = chars.next()?;
+    if !question && VERBS.contains(&bare(&words[0]).as_str()) {
+        Some(first.to_uppercase().chain(chars).collect())
+    } else {
+        Some(format!("{verb}: {phrase}"))
+    }
+}
+
 fn title(g: &Group, kind: &str) -> String {
-    let mut t: Vec<String> = verb(kind).split(' ').map(str::to_string).collect();
     let file = main_file(g);
+    if let Some(mut t) = prompt_title(g.prompt.as_deref().unwrap_or(""), verb(kind)) {
+        if let Some(f) = &file
+            && !t.to_lowercase().contains(&f.to_lowercase())
+        {
+            t.push_str(&format!(" ({f})"));
+        }
+        return t;
+    }
+    let mut t: Vec<String> = verb(kind).split(' ').map(str::to_string).collect();
     let topic = topic_words(&clean_prompt(g.prompt.as_deref().unwrap_or("")), 5);
     let file_lc = file.as_deref().map(str::to_lowercase);
     for w in topic {
