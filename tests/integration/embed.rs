@@ -1065,3 +1065,33 @@ fn a_configured_model_that_cannot_be_downloaded_is_a_clear_error_storing_nothing
     );
     assert_clean_error(&out, 5, "mem-embed --install qwen3-embedding-0.6b");
 }
+
+#[test]
+fn optional_inputs_an_export_lacks_are_skipped_but_a_missing_output_is_a_clear_error() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny");
+    let text = records(&["fix the login bug"]);
+    let want = vectors(&env.ok("mem-embed", &["-", "--model", "qwen3-tiny"], &text));
+    let path = model.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Exports differ in whether they take token type or position ids.
+    m["inputs"]["token_type_ids"] = "token_type_ids".into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let spec = model.to_str().unwrap();
+    let got = vectors(&env.ok("mem-embed", &["-", "--model", spec], &text));
+    assert!(embed::cosine(&got[0], &want[0]) >= 0.99999);
+    // A required input or the output the model does not have is named, with what it has.
+    m["output"] = "sentence_embedding".into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = env.run("mem-embed", &["-", "--model", spec], &text);
+    assert_clean_error(
+        &out,
+        5,
+        "manifest output \"sentence_embedding\" is not an output of the model (it has last_hidden_state",
+    );
+    m["output"] = "last_hidden_state".into();
+    m["inputs"]["attention_mask"] = "mask".into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = env.run("mem-embed", &["-", "--model", spec], &text);
+    assert_clean_error(&out, 5, "manifest input attention_mask=\"mask\"");
+}

@@ -486,7 +486,7 @@ impl Embedder {
     pub fn load_with(dir: &Path, dim: Option<usize>, opts: LoadOptions) -> Result<Embedder> {
         let use_cache = opts.cache;
         let started = Instant::now();
-        let manifest = Manifest::load(dir)?;
+        let mut manifest = Manifest::load(dir)?;
         let dim = manifest.output_dim(dim)?;
         let model_path = dir.join("model.onnx");
         if !dir.join("tokenizer.json").is_file() {
@@ -515,13 +515,31 @@ impl Embedder {
         });
         let ((session, how), session_time) = sess?;
         let (tokenizer, tokenizer_cache, tokenizer_time) = tok?;
+        let has_input = |name: &str| session.inputs().iter().any(|i| i.name() == name);
+        // Exports differ in whether they take position or token type ids; the model decides.
+        manifest.inputs.retain(|role, name| {
+            has_input(name) || !matches!(role.as_str(), "position_ids" | "token_type_ids")
+        });
         for (role, name) in &manifest.inputs {
-            if !session.inputs().iter().any(|i| i.name() == name) {
+            if !has_input(name) {
                 return Err(Error::other(format!(
                     "model {}: manifest input {role}={name:?} is not an input of the model",
                     model_path.display()
                 )));
             }
+        }
+        if !session
+            .outputs()
+            .iter()
+            .any(|o| o.name() == manifest.output)
+        {
+            let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+            return Err(Error::other(format!(
+                "model {}: manifest output {:?} is not an output of the model (it has {})",
+                model_path.display(),
+                manifest.output,
+                names.join(", ")
+            )));
         }
         let past = past_inputs(&session, &manifest)
             .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
