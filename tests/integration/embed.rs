@@ -793,12 +793,13 @@ fn tiny_package() -> embed::install::Package {
 }
 
 /// Serves the tiny model's files like Hugging Face (`/<repo>/resolve/<rev>/<path>`), honouring
-/// Range; the first request for the model is cut halfway.
+/// Range; the first three requests for the model are cut halfway through what they serve, as
+/// many as one install tries before it gives up.
 fn hub() -> Mock {
     let m = models().join("qwen3-tiny");
     let model = std::fs::read(m.join("model.onnx")).unwrap();
     let tokenizer = std::fs::read(m.join("tokenizer.json")).unwrap();
-    let cut_once = std::sync::atomic::AtomicBool::new(true);
+    let cuts_left = std::sync::atomic::AtomicUsize::new(3);
     Mock::start_raw(move |_, req| {
         let body = match req.path.as_str() {
             "/test-org/Tiny-ONNX/resolve/0123abcd/onnx/model_int8.onnx" => &model,
@@ -817,24 +818,28 @@ fn hub() -> Mock {
             .lines()
             .find_map(|l| l.strip_prefix("range: bytes="))
             .and_then(|r| r.trim().trim_end_matches('-').parse::<usize>().ok());
-        let cut =
-            body.len() > 1_000_000 && cut_once.swap(false, std::sync::atomic::Ordering::SeqCst);
-        match from {
-            Some(f) => Reply {
-                code: 206,
-                headers: vec![(
-                    "Content-Range".into(),
-                    format!("bytes {f}-{}/{}", body.len() - 1, body.len()),
-                )],
-                body: body[f..].to_vec(),
-                cut_after: None,
-            },
-            None => Reply {
-                code: 200,
-                headers: vec![],
-                body: body.clone(),
-                cut_after: cut.then_some(body.len() / 2),
-            },
+        let cut = body.len() > 1_000_000
+            && cuts_left
+                .fetch_update(
+                    std::sync::atomic::Ordering::SeqCst,
+                    std::sync::atomic::Ordering::SeqCst,
+                    |n| n.checked_sub(1),
+                )
+                .is_ok();
+        let f = from.unwrap_or(0);
+        Reply {
+            code: if from.is_some() { 206 } else { 200 },
+            headers: from
+                .map(|f| {
+                    (
+                        "Content-Range".into(),
+                        format!("bytes {f}-{}/{}", body.len() - 1, body.len()),
+                    )
+                })
+                .into_iter()
+                .collect(),
+            body: body[f..].to_vec(),
+            cut_after: cut.then_some((body.len() - f) / 2),
         }
     })
 }
@@ -857,24 +862,32 @@ fn install_downloads_resumes_after_a_cut_and_verifies() {
         !cache.join("tiny-remote").exists(),
         "nothing installed after a cut"
     );
+    // Each cut was resumed at once, up to three attempts: 1/2 + 1/4 + 1/8 of the file.
     let part = cache.join(".install-tiny-remote/model.onnx.part");
-    let half = std::fs::metadata(&part).unwrap().len();
+    let got = std::fs::metadata(&part).unwrap().len();
     let full = std::fs::metadata(models().join("qwen3-tiny/model.onnx"))
         .unwrap()
         .len();
-    assert_eq!(half, full / 2);
+    assert!(got > full * 3 / 4 && got < full, "{got} of {full}");
     assert!(
         seen.iter()
             .any(|(f, _, t)| f == "model.onnx" && *t == Some(full))
+    );
+    let reqs = mock.seen.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 3, "no attempt after the third");
+    assert!(
+        reqs[2].headers.contains("range: bytes="),
+        "{}",
+        reqs[2].headers
     );
 
     let dir = embed::install::install(&pkg, &mock.url, &cache, &mut |_, _, _| {}).unwrap();
     assert_eq!(dir, cache.join("tiny-remote"));
     let reqs = mock.seen.lock().unwrap().clone();
     assert!(
-        reqs[1].headers.contains(&format!("range: bytes={half}-")),
-        "the second request resumes: {}",
-        reqs[1].headers
+        reqs[3].headers.contains(&format!("range: bytes={got}-")),
+        "the next install resumes: {}",
+        reqs[3].headers
     );
     for f in &pkg.files {
         assert_eq!(sha(&dir.join(&f.local)), f.sha256);

@@ -145,6 +145,9 @@ pub fn endpoint() -> String {
 /// Progress of a download: (file, bytes so far, total bytes when known).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, u64, Option<u64>);
 
+/// Downloads of one file per install, each resuming the last while it makes progress.
+const ATTEMPTS: usize = 3;
+
 /// How long a failed first-use install keeps [`first_use`] from trying again.
 pub const RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
@@ -247,7 +250,9 @@ fn fetch(pkg: &Package, endpoint: &str, models: &Path, progress: Progress) -> Re
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(15)))
-        .timeout_recv_body(Some(Duration::from_secs(60)))
+        .timeout_recv_response(Some(Duration::from_secs(60)))
+        // A stall, not a slow link: a body timeout would cut a 614 MB model below 10 MB/s.
+        .timeout_per_read(Some(Duration::from_secs(60)))
         .build()
         .into();
     for f in &pkg.files {
@@ -263,9 +268,18 @@ fn fetch(pkg: &Package, endpoint: &str, models: &Path, progress: Progress) -> Re
             f.remote
         );
         let part = staging.join(format!("{}.part", f.local));
-        download(&agent, &url, &part, &mut |n, total| {
-            progress(&f.local, n, total)
-        })?;
+        // A cut connection is resumed at once, as long as each attempt gets further.
+        let len = || std::fs::metadata(&part).map_or(0, |m| m.len());
+        for attempt in 1.. {
+            let before = len();
+            match download(&agent, &url, &part, &mut |n, total| {
+                progress(&f.local, n, total)
+            }) {
+                Ok(()) => break,
+                Err(e) if attempt >= ATTEMPTS || len() <= before => return Err(e),
+                Err(_) => {}
+            }
+        }
         let got = sha256_file(&part)?;
         if got != f.sha256 {
             // A bad file is not resumed from: the next attempt starts over.
