@@ -1,5 +1,5 @@
 //! The embedding cache and the `embeddings` table: what is pending, what is cached, writing
-//! vectors. `embed_query` is the entry point for search.
+//! vectors. (mem-search embeds its queries through [`super::QueryModel`].)
 
 use std::path::Path;
 
@@ -70,7 +70,7 @@ pub fn embed_query(
     if let Some(v) = cache_get(conn, &manifest.name, dim, &text)? {
         return Ok(v);
     }
-    let mut e = Embedder::load(&dir, Some(dim))?;
+    let mut e = Embedder::load_with(&dir, Some(dim), super::LoadOptions::query())?;
     let v = e.embed(&[&text])?.remove(0);
     cache_put(conn, &manifest.name, dim, &text, &v)?;
     Ok(v)
