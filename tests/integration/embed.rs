@@ -450,13 +450,23 @@ fn database_mode_embeds_pending_once_and_uses_the_cache() {
         0
     );
 
-    // Another dimension is another embedding.
+    // Another dimension is another embedding, which replaces the one of the old dimension;
+    // switching back takes the old vectors from the cache.
     let c = summary(&env.ok("mem-embed", &["--model", "qwen3-tiny", "--dim", "32"], b""));
     assert_eq!(c["embedded"], 3, "{c}");
     assert_eq!(
         env.count("SELECT count(*) FROM embeddings WHERE dim=32 AND length(vector)=128"),
         3
     );
+    assert_eq!(env.count("SELECT count(*) FROM embeddings"), 3);
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(
+        (c["cache_hits"].as_u64(), c["embedded"].as_u64()),
+        (Some(3), Some(0)),
+        "{c}"
+    );
+    assert_eq!(env.count("SELECT count(*) FROM embeddings WHERE dim=64"), 3);
+    assert_eq!(env.count("SELECT count(*) FROM embeddings"), 3);
 }
 
 #[test]
@@ -1036,6 +1046,7 @@ fn a_missing_default_model_is_installed_on_first_use_after_a_fallback_while_it_c
     let out = env.ok("mem-embed", &[], b"");
     assert_eq!(summary(&out)["embedded"], 4, "{}", show(&out));
     assert_eq!(embedded_by("qwen3-embedding-0.6b"), 4);
+    assert_eq!(embedded_by("all-minilm-l6-v2-int8"), 0, "replaced, not kept");
     assert!(!marker.exists());
     let reqs = mock.seen.lock().unwrap().clone();
     assert!(

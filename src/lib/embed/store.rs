@@ -156,7 +156,9 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<(Vec<Pendi
     Ok((out, current))
 }
 
-/// Stores one owner's vector.
+/// Stores one owner's vector, replacing one made by another model or dimension: an owner has
+/// the vector of the model in use, and a switch of models does not leave the old vectors
+/// behind (they stay in the embedding cache, so switching back embeds nothing).
 pub fn put_embedding(
     conn: &Connection,
     model: &str,
@@ -164,6 +166,10 @@ pub fn put_embedding(
     p: &Pending,
     v: &[f32],
 ) -> Result<()> {
+    conn.execute(
+        "DELETE FROM embeddings WHERE owner_kind=?1 AND owner_id=?2 AND NOT (model=?3 AND dim=?4)",
+        params![p.owner_kind, p.owner_id, model, dim as i64],
+    )?;
     conn.execute(
         "INSERT INTO embeddings(owner_kind, owner_id, model, dim, vector, content_hash, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
