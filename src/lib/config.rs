@@ -25,6 +25,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Embedding dimension (Matryoshka truncation; default: the model's own).",
     ),
     (
+        "MEM_EMBED_CACHE_DAYS",
+        "Days a cached vector (a query's, or a text's since edited or embedded by another model) is kept after its last use (default 90); vectors of current embeddings are always kept.",
+    ),
+    (
         "MEM_MODEL_CACHE",
         "When 0, models are loaded and optimised from model.onnx every time instead of from their persistent cache (<model>/.ort-cache/).",
     ),

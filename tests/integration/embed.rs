@@ -1046,7 +1046,11 @@ fn a_missing_default_model_is_installed_on_first_use_after_a_fallback_while_it_c
     let out = env.ok("mem-embed", &[], b"");
     assert_eq!(summary(&out)["embedded"], 4, "{}", show(&out));
     assert_eq!(embedded_by("qwen3-embedding-0.6b"), 4);
-    assert_eq!(embedded_by("all-minilm-l6-v2-int8"), 0, "replaced, not kept");
+    assert_eq!(
+        embedded_by("all-minilm-l6-v2-int8"),
+        0,
+        "replaced, not kept"
+    );
     assert!(!marker.exists());
     let reqs = mock.seen.lock().unwrap().clone();
     assert!(
@@ -1118,4 +1122,50 @@ fn optional_inputs_an_export_lacks_are_skipped_but_a_missing_output_is_a_clear_e
     std::fs::write(&path, m.to_string()).unwrap();
     let out = env.run("mem-embed", &["-", "--model", spec], &text);
     assert_clean_error(&out, 5, "manifest input attention_mask=\"mask\"");
+}
+
+#[test]
+fn stale_cache_entries_are_pruned_but_never_those_of_current_embeddings() {
+    let env = env();
+    seed(&env);
+    let args = ["--model", "qwen3-tiny"];
+    env.ok("mem-embed", &args, b"");
+    let old = "2020-01-01T00:00:00.000Z";
+    let put = |text: &str, used: &str| {
+        env.db()
+            .execute(
+                "INSERT INTO embedding_cache(model, dim, text_hash, vector, created_at, last_used_at)
+                 VALUES ('qwen3-tiny', 64, ?1, ?2, ?3, ?3)",
+                rusqlite::params![embed::sha256_hex(text), embed::to_blob(&[0.125; 64]), used],
+            )
+            .unwrap();
+    };
+    put("a query asked once, long ago", old);
+    put("a query asked today", &memkit::store::now());
+    // The entries of the current embeddings have not been used for years either.
+    env.db()
+        .execute("UPDATE embedding_cache SET last_used_at = ?1", [old])
+        .unwrap();
+    put("a query asked today, again", &memkit::store::now());
+    let before = env.count("SELECT count(*) FROM embedding_cache");
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(c["pruned"], 2, "{c}"); // the two old queries
+    assert_eq!(c["embedded"], 0, "{c}");
+    assert_eq!(
+        env.count("SELECT count(*) FROM embedding_cache"),
+        before - 2
+    );
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM embedding_cache c JOIN embeddings e
+             ON e.model = c.model AND e.dim = c.dim AND e.content_hash = c.text_hash"
+        ),
+        4,
+        "every current embedding keeps its cache entry"
+    );
+    // MEM_EMBED_CACHE_DAYS=0 prunes everything unused that backs nothing.
+    let env = env.set("MEM_EMBED_CACHE_DAYS", "0");
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    assert_eq!(c["pruned"], 1, "{c}");
+    assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 4);
 }

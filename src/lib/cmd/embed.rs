@@ -18,7 +18,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -291,7 +291,13 @@ fn database(
     } else {
         None
     };
-    let run = embed::store::embed_database(&mut conn, dir, dim, |done, total| {
+    let cache_days = match cfg.get("embed_cache_days") {
+        Some(v) => v.trim().parse::<u32>().map_err(|_| {
+            Error::Usage(format!("MEM_EMBED_CACHE_DAYS: not a number of days: {v:?}"))
+        })?,
+        None => embed::store::CACHE_DAYS,
+    };
+    let run = embed::store::embed_database(&mut conn, dir, dim, cache_days, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
             b.set_position(done as u64);
@@ -311,6 +317,7 @@ fn database(
     counts.insert("embedded".into(), run.embedded as u64);
     counts.insert("cache_hits".into(), run.cache_hits as u64);
     counts.insert("removed".into(), run.removed as u64);
+    counts.insert("pruned".into(), run.pruned as u64);
     io.record(&Summary {
         v: 1,
         tool: "mem-embed".into(),

@@ -197,18 +197,39 @@ pub struct DbRun {
     pub cache_hits: usize,
     /// Embeddings dropped because their owner no longer exists.
     pub removed: usize,
+    /// Embedding cache entries pruned ([`prune_cache`]).
+    pub pruned: usize,
     /// Tokens run through the model (padding not counted).
     pub tokens: usize,
     /// The model load, when one was needed.
     pub load: Option<super::LoadReport>,
 }
 
+/// Days an embedding cache entry is kept after its last use, unless it backs a current
+/// embedding (MEM_EMBED_CACHE_DAYS).
+pub const CACHE_DAYS: u32 = 90;
+
+/// Deletes cache entries unused for `days` that back no current embedding: queries nobody
+/// asks again, texts since edited, vectors of models no longer in use. Returns how many.
+pub fn prune_cache(conn: &Connection, days: u32) -> Result<usize> {
+    let cutoff = (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    Ok(conn.execute(
+        "DELETE FROM embedding_cache WHERE last_used_at < ?1 AND NOT EXISTS (
+           SELECT 1 FROM embeddings e WHERE e.model = embedding_cache.model
+             AND e.dim = embedding_cache.dim AND e.content_hash = embedding_cache.text_hash)",
+        [cutoff],
+    )?)
+}
+
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
+/// Cache entries unused for `cache_days` that back no embedding are pruned first.
 /// `progress` is called with (done, total) after each batch.
 pub fn embed_database(
     conn: &mut Connection,
     model_dir: &Path,
     dim: Option<usize>,
+    cache_days: u32,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<DbRun> {
     let m = Manifest::load(model_dir)?;
@@ -229,6 +250,7 @@ pub fn embed_database(
             OR (owner_kind='session' AND owner_id NOT IN (SELECT rowid FROM sessions))",
             [],
         )?;
+        run.pruned = prune_cache(&tx, cache_days)?;
         for p in &pending {
             match cache_get(&tx, &m.name, dim, &p.text)? {
                 Some(v) => {

@@ -157,6 +157,10 @@ ALTER TABLE sessions ADD COLUMN summarized_at TEXT;
     r#"
 CREATE INDEX observations_manual ON observations(project, created_at) WHERE is_manual = 1;
 "#,
+    // 5: which cached vectors back a current embedding (mem-embed prunes the others).
+    r#"
+CREATE INDEX embeddings_content ON embeddings(model, dim, content_hash);
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
