@@ -214,12 +214,18 @@ pub const CACHE_DAYS: u32 = 90;
 pub fn prune_cache(conn: &Connection, days: u32) -> Result<usize> {
     let cutoff = (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    Ok(conn.execute(
+    let pruned = conn.execute(
         "DELETE FROM embedding_cache WHERE last_used_at < ?1 AND NOT EXISTS (
            SELECT 1 FROM embeddings e WHERE e.model = embedding_cache.model
              AND e.dim = embedding_cache.dim AND e.content_hash = embedding_cache.text_hash)",
-        [cutoff],
-    )?)
+        [&cutoff],
+    )?;
+    // The rest back current embeddings: marked used, so that the next runs skip them.
+    conn.execute(
+        "UPDATE embedding_cache SET last_used_at = ?2 WHERE last_used_at < ?1",
+        [&cutoff, &now()],
+    )?;
+    Ok(pruned)
 }
 
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
