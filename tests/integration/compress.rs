@@ -344,6 +344,22 @@ fn fixtures_through_the_heuristic_pipeline() {
             "no title {want:?} in {titles:#?}"
         );
     }
+    // A slash command is what was typed, not Claude Code's expansion of it ("init is analyzing
+    // your codebase…"), and a bare one is no session's goal.
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM sessions WHERE summary LIKE '%is analyzing your codebase%' OR summary LIKE 'Goal: /init%'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM observations WHERE summary LIKE 'Asked: /handgemacht:create-beads websearch to learn%'"
+        ),
+        1
+    );
     // A second run has nothing to do.
     let again = env.ok("mem-compress", &[], b"");
     let recs = jsonl(&again);

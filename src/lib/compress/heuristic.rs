@@ -197,13 +197,32 @@ fn tag_re() -> &'static Regex {
     })
 }
 
-/// A prompt without IDE context blocks and markup tags.
+fn command_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?s)<command-name>\s*(.*?)\s*</command-name>.*?(?:<command-args>(.*?)</command-args>|\z)|(?s)<command-args>(.*?)</command-args>.*?<command-name>\s*(.*?)\s*</command-name>")
+            .expect("valid regex")
+    })
+}
+
+/// A prompt without IDE context blocks and markup tags. A slash command Claude Code expanded
+/// (`<command-name>/init</command-name><command-message>init is analyzing…`) becomes what was
+/// typed: `/init` and its arguments.
 pub fn clean_prompt(p: &str) -> String {
-    tag_re()
-        .replace_all(p, " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let squash = |t: &str| {
+        tag_re()
+            .replace_all(t, " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if let Some(c) = command_re().captures(p) {
+        let name = c.get(1).or(c.get(4)).map_or("", |m| m.as_str());
+        let args = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
+        let slash = if name.starts_with('/') { "" } else { "/" };
+        return squash(&format!("{slash}{name} {args}"));
+    }
+    squash(p)
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -540,12 +559,11 @@ const BREAKS: &[&str] = &[
 /// `verb: sentence`; None when there is no sentence worth a title.
 fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
     let p = clean_prompt(prompt);
-    // A slash command's echo ("init is analyzing your codebase… /init") is not a request.
-    if p.split_whitespace()
-        .any(|w| w.starts_with('/') && !w[1..].contains('/'))
-    {
-        return None;
-    }
+    // A slash command is not a request; its arguments may be.
+    let p = match p.strip_prefix('/') {
+        Some(cmd) => cmd.split_once(' ').map_or("", |(_, args)| args).to_string(),
+        None => p,
+    };
     let end = p
         .char_indices()
         .find(|&(i, c)| {
