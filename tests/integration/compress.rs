@@ -344,6 +344,15 @@ fn fixtures_through_the_heuristic_pipeline() {
             "no title {want:?} in {titles:#?}"
         );
     }
+    // The prompt's intent decides the type: a failing command on the way does not make adding
+    // a CI workflow a bugfix.
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM observations WHERE title LIKE 'Add a Github Action%' AND type = 'feature'"
+        ),
+        1
+    );
     // A slash command is what was typed, not Claude Code's expansion of it ("init is analyzing
     // your codebase…"), and a bare one is no session's goal.
     assert_eq!(

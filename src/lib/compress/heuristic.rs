@@ -281,71 +281,69 @@ pub fn classify(g: &Group) -> &'static str {
         }
         return "discovery";
     }
-    // A failing command later followed by a successful edit is a fix.
+    // What the prompt asks for decides; without a word for it, a failing command followed by
+    // an edit is a fix and a new file a feature.
     let failed_then_edited = g
         .items
         .iter()
         .position(|i| i.failed() && i.tool() == "Bash")
         .is_some_and(|p| g.items[p..].iter().any(Item::writes));
-    if has_any(
-        &prompt_words,
-        &[
-            "fix",
-            "bug",
-            "error",
-            "broken",
-            "crash",
-            "fail",
-            "failing",
-            "issue",
-            "wrong",
-            "regression",
-            "doesn't",
-            "exception",
-        ],
-    ) || failed_then_edited
-    {
-        return "bugfix";
-    }
-    if has_any(
-        &prompt_words,
-        &[
-            "refactor",
-            "rename",
-            "cleanup",
-            "clean",
-            "simplify",
-            "extract",
-            "reorganize",
-            "restructure",
-            "move",
-            "dedupe",
-        ],
-    ) {
-        return "refactor";
-    }
     let created = g.items.iter().any(|i| {
         i.writes()
             && i.tool() == "Write"
             && i.payload["tool_response"]["type"].as_str() == Some("create")
     });
-    if created
-        || has_any(
-            &prompt_words,
-            &[
-                "add",
-                "implement",
-                "create",
-                "support",
-                "feature",
-                "build",
-                "introduce",
-                "new",
-                "enable",
-                "allow",
-            ],
-        )
-    {
+    const BUG: &[&str] = &[
+        "fix",
+        "bug",
+        "error",
+        "broken",
+        "crash",
+        "fail",
+        "failing",
+        "issue",
+        "wrong",
+        "regression",
+        "doesn't",
+        "exception",
+    ];
+    const REFACTOR: &[&str] = &[
+        "refactor",
+        "rename",
+        "cleanup",
+        "clean",
+        "simplify",
+        "extract",
+        "reorganize",
+        "restructure",
+        "move",
+        "dedupe",
+    ];
+    const FEATURE: &[&str] = &[
+        "add",
+        "implement",
+        "create",
+        "support",
+        "feature",
+        "build",
+        "introduce",
+        "new",
+        "enable",
+        "allow",
+    ];
+    if has_any(&prompt_words, BUG) {
+        return "bugfix";
+    }
+    if has_any(&prompt_words, REFACTOR) {
+        return "refactor";
+    }
+    if has_any(&prompt_words, FEATURE) {
+        return "feature";
+    }
+    if failed_then_edited {
+        return "bugfix";
+    }
+    if created {
         return "feature";
     }
     "change"
