@@ -1141,20 +1141,38 @@ fn stale_cache_entries_are_pruned_but_never_those_of_current_embeddings() {
             .unwrap();
     };
     put("a query asked once, long ago", old);
-    put("a query asked today", &memkit::store::now());
     // The entries of the current embeddings have not been used for years either.
     env.db()
         .execute("UPDATE embedding_cache SET last_used_at = ?1", [old])
         .unwrap();
-    put("a query asked today, again", &memkit::store::now());
-    let before = env.count("SELECT count(*) FROM embedding_cache");
+    put("a query asked today", &memkit::store::now());
+    env.db()
+        .execute(
+            "INSERT INTO embedding_cache(model, dim, text_hash, vector, created_at, last_used_at)
+             VALUES ('another-model', 64, ?1, ?2, ?3, ?3)",
+            rusqlite::params![
+                embed::sha256_hex("Login work\nFixed the login bug"),
+                embed::to_blob(&[0.125; 64]),
+                old
+            ],
+        )
+        .unwrap();
+    // Pruning reads the whole cache, so it waits a day after the last one.
     let c = summary(&env.ok("mem-embed", &args, b""));
-    assert_eq!(c["pruned"], 2, "{c}"); // the two old queries
+    assert_eq!(c["pruned"], 0, "{c}");
+    let marker = env.home().join(".embed-cache-pruned");
+    std::fs::File::options()
+        .write(true)
+        .open(&marker)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400))
+        .unwrap();
+    let c = summary(&env.ok("mem-embed", &args, b""));
+    // The old query and the other model's vector of a current text go; the current texts'
+    // entries stay however old.
+    assert_eq!(c["pruned"], 2, "{c}");
     assert_eq!(c["embedded"], 0, "{c}");
-    assert_eq!(
-        env.count("SELECT count(*) FROM embedding_cache"),
-        before - 2
-    );
+    assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 5);
     assert_eq!(
         env.count(
             "SELECT count(*) FROM embedding_cache c JOIN embeddings e
@@ -1163,7 +1181,7 @@ fn stale_cache_entries_are_pruned_but_never_those_of_current_embeddings() {
         4,
         "every current embedding keeps its cache entry"
     );
-    // MEM_EMBED_CACHE_DAYS=0 prunes everything unused that backs nothing.
+    // MEM_EMBED_CACHE_DAYS=0 prunes on every run whatever is not current.
     let env = env.set("MEM_EMBED_CACHE_DAYS", "0");
     let c = summary(&env.ok("mem-embed", &args, b""));
     assert_eq!(c["pruned"], 1, "{c}");

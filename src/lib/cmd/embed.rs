@@ -18,7 +18,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -297,7 +297,16 @@ fn database(
         })?,
         None => embed::store::CACHE_DAYS,
     };
-    let run = embed::store::embed_database(&mut conn, dir, dim, cache_days, |done, total| {
+    // Pruning reads the whole cache: once a day (every run when the days are 0).
+    let marker = cfg.db_path().with_file_name(".embed-cache-pruned");
+    let every = std::time::Duration::from_secs(86_400 * u64::from(cache_days.min(1)));
+    let due = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age >= every);
+    let prune = due.then_some(cache_days);
+    let run = embed::store::embed_database(&mut conn, dir, dim, prune, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
             b.set_position(done as u64);
@@ -305,6 +314,9 @@ fn database(
     })?;
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if prune.is_some() {
+        let _ = std::fs::write(&marker, b"");
     }
     if let Some(load) = &run.load {
         io.info(format!("model {}: {load}", dir.display()));

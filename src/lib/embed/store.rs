@@ -89,9 +89,19 @@ fn json_list(s: &str) -> Vec<String> {
     serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
 }
 
-/// Observations and session summaries whose embedding for (model, dim) is missing or was made
-/// from another text. Returns (pending, up to date).
-pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<(Vec<Pending>, usize)> {
+/// What the database holds to embed for (model, dim).
+pub struct Owners {
+    /// Observations and session summaries whose embedding is missing or was made from another
+    /// text (or by another model or dimension).
+    pub pending: Vec<Pending>,
+    /// How many are up to date.
+    pub up_to_date: usize,
+    /// sha256 of every current text, pending or not: the cache entries worth keeping.
+    pub hashes: Vec<String>,
+}
+
+/// What is pending and what is current for (model, dim).
+pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
     let mut items = Vec::new();
     let mut st = conn.prepare(
         "SELECT id, title, summary, detail, facts, concepts FROM observations ORDER BY id",
@@ -132,8 +142,11 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<(Vec<Pendi
     let mut have = conn.prepare(
         "SELECT content_hash FROM embeddings WHERE owner_kind=?1 AND owner_id=?2 AND model=?3 AND dim=?4",
     )?;
-    let mut out = Vec::new();
-    let mut current = 0;
+    let mut out = Owners {
+        pending: Vec::new(),
+        up_to_date: 0,
+        hashes: Vec::new(),
+    };
     for (kind, id, text) in items {
         if text.trim().is_empty() {
             continue;
@@ -144,16 +157,17 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<(Vec<Pendi
             .query_row(params![kind, id, m.name, dim as i64], |r| r.get(0))
             .optional()?;
         if old.as_deref() == Some(hash.as_str()) {
-            current += 1;
+            out.up_to_date += 1;
         } else {
-            out.push(Pending {
+            out.pending.push(Pending {
                 owner_kind: kind,
                 owner_id: id,
                 text,
             });
         }
+        out.hashes.push(hash);
     }
-    Ok((out, current))
+    Ok(out)
 }
 
 /// Stores one owner's vector, replacing one made by another model or dimension: an owner has
@@ -209,38 +223,57 @@ pub struct DbRun {
 /// embedding (MEM_EMBED_CACHE_DAYS).
 pub const CACHE_DAYS: u32 = 90;
 
-/// Deletes cache entries unused for `days` that back no current embedding: queries nobody
-/// asks again, texts since edited, vectors of models no longer in use. Returns how many.
-pub fn prune_cache(conn: &Connection, days: u32) -> Result<usize> {
+/// Deletes cache entries unused for `days` other than those of `current` (sha256 of the texts
+/// whose vectors for `model`/`dim` are in use): queries nobody asks again, texts since edited,
+/// vectors of models no longer in use. Returns how many.
+///
+/// It reads the whole table (no index helps: `last_used_at` lies behind the vector blob, and
+/// indexing it would read every blob once, in whichever process, hooks included, opened the
+/// database first), so mem-embed runs it at most once a day.
+pub fn prune_cache(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    current: &[String],
+    days: u32,
+) -> Result<usize> {
     let cutoff = (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    conn.execute_batch("CREATE TEMP TABLE IF NOT EXISTS current_hashes (h TEXT PRIMARY KEY)")?;
+    conn.execute("DELETE FROM temp.current_hashes", [])?;
+    {
+        let mut put = conn.prepare("INSERT OR IGNORE INTO temp.current_hashes VALUES (?1)")?;
+        for h in current {
+            put.execute([h])?;
+        }
+    }
+    // The current test comes first: those rows (most of them) never have their blob read.
     let pruned = conn.execute(
-        "DELETE FROM embedding_cache WHERE last_used_at < ?1 AND NOT EXISTS (
-           SELECT 1 FROM embeddings e WHERE e.model = embedding_cache.model
-             AND e.dim = embedding_cache.dim AND e.content_hash = embedding_cache.text_hash)",
-        [&cutoff],
+        "DELETE FROM embedding_cache WHERE NOT (model = ?1 AND dim = ?2
+           AND text_hash IN (SELECT h FROM temp.current_hashes)) AND last_used_at < ?3",
+        params![model, dim as i64, cutoff],
     )?;
-    // The rest back current embeddings: marked used, so that the next runs skip them.
-    conn.execute(
-        "UPDATE embedding_cache SET last_used_at = ?2 WHERE last_used_at < ?1",
-        [&cutoff, &now()],
-    )?;
+    conn.execute("DELETE FROM temp.current_hashes", [])?;
     Ok(pruned)
 }
 
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
-/// Cache entries unused for `cache_days` that back no embedding are pruned first.
-/// `progress` is called with (done, total) after each batch.
+/// With `prune_days`, cache entries unused for that many days that back no current embedding
+/// are pruned first ([`prune_cache`]). `progress` is called with (done, total) after each batch.
 pub fn embed_database(
     conn: &mut Connection,
     model_dir: &Path,
     dim: Option<usize>,
-    cache_days: u32,
+    prune_days: Option<u32>,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<DbRun> {
     let m = Manifest::load(model_dir)?;
     let dim = m.output_dim(dim)?;
-    let (pending, up_to_date) = pending(conn, &m, dim)?;
+    let Owners {
+        pending,
+        up_to_date,
+        hashes,
+    } = pending(conn, &m, dim)?;
     let mut run = DbRun {
         pending: pending.len(),
         up_to_date,
@@ -256,7 +289,9 @@ pub fn embed_database(
             OR (owner_kind='session' AND owner_id NOT IN (SELECT rowid FROM sessions))",
             [],
         )?;
-        run.pruned = prune_cache(&tx, cache_days)?;
+        if let Some(days) = prune_days {
+            run.pruned = prune_cache(&tx, &m.name, dim, &hashes, days)?;
+        }
         for p in &pending {
             match cache_get(&tx, &m.name, dim, &p.text)? {
                 Some(v) => {

@@ -157,12 +157,6 @@ ALTER TABLE sessions ADD COLUMN summarized_at TEXT;
     r#"
 CREATE INDEX observations_manual ON observations(project, created_at) WHERE is_manual = 1;
 "#,
-    // 5: mem-embed prunes cache entries unused for a while that back no current embedding;
-    // both lookups are indexed so a run reads neither table whole (vectors are kilobytes).
-    r#"
-CREATE INDEX embeddings_content ON embeddings(model, dim, content_hash);
-CREATE INDEX embedding_cache_used ON embedding_cache(last_used_at);
-"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
