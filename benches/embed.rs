@@ -324,7 +324,7 @@ fn throughput(model: &Path, texts: &[String]) {
 }
 
 /// (model, fixture texts, at most this many characters each) of the throughput runs.
-const THROUGHPUT: [(usize, usize); 2] = [(512, 1000), (64, 600)];
+const THROUGHPUT: [(usize, usize); 2] = [(512, 1000), (128, 600)];
 
 fn main() {
     let runs: usize = std::env::var("MEMKIT_BENCH_RUNS")
