@@ -517,7 +517,7 @@ fn without_a_model_setting_database_mode_falls_back_to_minilm_when_qwen3_is_abse
     let out = env.ok("mem-embed", &[], b"");
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("qwen3-embedding-0.6b: not installed; using minilm-l6"),
+            .contains("qwen3-embedding-0.6b is not installed; using minilm-l6"),
         "{}",
         show(&out)
     );
@@ -1027,7 +1027,7 @@ fn a_missing_default_model_is_installed_on_first_use_after_a_fallback_while_it_c
     // Within a day the failure is remembered: no request, the same fallback.
     let out = env.ok("mem-embed", &[], b"");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("failed recently"),
+        String::from_utf8_lossy(&out.stderr).contains("within the last day"),
         "{}",
         show(&out)
     );

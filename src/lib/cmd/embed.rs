@@ -124,12 +124,13 @@ fn model_dir(io: &Io, cfg: &Config, spec: Option<&str>) -> Result<PathBuf> {
     if spec.is_none()
         && let Ok(dir) = embed::resolve_model(embed::FALLBACK_MODEL)
     {
+        // An install's error names the model already.
         let why = if auto {
             err.to_string()
         } else {
-            "not installed".into()
+            format!("{name} is not installed")
         };
-        io.warn(format!("{name}: {why}; using {}", embed::FALLBACK_MODEL));
+        io.warn(format!("{why}; using {}", embed::FALLBACK_MODEL));
         return Ok(dir);
     }
     Err(err)

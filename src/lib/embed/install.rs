@@ -203,8 +203,7 @@ pub fn first_use(
     {
         let why = std::fs::read_to_string(&marker).unwrap_or_default();
         return Err(Error::other(format!(
-            "installing {} failed recently ({}); tried again after a day, or now with mem-embed --install {}",
-            pkg.name,
+            "{} (within the last day; tried again after it, or now by mem-embed --install {})",
             why.trim(),
             pkg.name
         )));
