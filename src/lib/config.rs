@@ -239,8 +239,6 @@ impl Config {
         })
     }
 
-    /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
-    /// and arrays of strings, the latter joined with commas).
     /// Environment and defaults only: what a hook falls back to when config.toml is unreadable.
     pub fn env_only(home: &Path) -> Config {
         Config {
@@ -249,6 +247,8 @@ impl Config {
         }
     }
 
+    /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
+    /// and arrays of strings, the latter joined with commas).
     pub fn get(&self, key: &str) -> Option<String> {
         if let Some(v) = std::env::var(format!("MEM_{}", key.to_ascii_uppercase()))
             .ok()
@@ -290,8 +290,32 @@ impl Config {
         )
     }
 
+    /// A setting that is on unless set to 0, false, no or off.
+    pub fn get_on(&self, key: &str) -> bool {
+        !matches!(
+            self.get(key)
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref(),
+            Some("0" | "false" | "no" | "off")
+        )
+    }
+
     pub fn get_f64(&self, key: &str) -> Option<f64> {
         self.get(key).and_then(|v| v.parse().ok())
+    }
+
+    /// A number setting; one that is set but not a number is a usage error naming it.
+    pub fn get_num<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
+        self.get(key)
+            .map(|v| {
+                v.trim().parse().map_err(|_| {
+                    Error::Usage(format!(
+                        "{key} (MEM_{}): not a number: {v:?}",
+                        key.to_ascii_uppercase()
+                    ))
+                })
+            })
+            .transpose()
     }
 
     pub fn db_path(&self) -> PathBuf {

@@ -133,13 +133,9 @@ struct Req {
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
     match flag {
         Some(b) => Ok(b),
-        None => match cfg.get("context_tokens") {
-            Some(v) => v
-                .trim()
-                .parse()
-                .map_err(|_| Error::Usage(format!("MEM_CONTEXT_TOKENS: not a number: {v:?}"))),
-            None => Ok(context::DEFAULT_BUDGET),
-        },
+        None => Ok(cfg
+            .get_num("context_tokens")?
+            .unwrap_or(context::DEFAULT_BUDGET)),
     }
 }
 

@@ -70,14 +70,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let model = args.model.clone().or_else(|| cfg.get("embed_model"));
     let dim = match args.dim {
         Some(d) => Some(d),
-        None => match cfg.get("embed_dim") {
-            Some(s) => Some(
-                s.trim()
-                    .parse::<usize>()
-                    .map_err(|_| Error::Usage(format!("MEM_EMBED_DIM: not a number: {s:?}")))?,
-            ),
-            None => None,
-        },
+        None => cfg.get_num("embed_dim")?,
     };
     let resolve = |io: &Io| model_dir(io, &cfg, model.as_deref());
     match &args.input {
@@ -99,12 +92,7 @@ fn model_dir(io: &Io, cfg: &Config, spec: Option<&str>) -> Result<PathBuf> {
         Ok(dir) => return Ok(dir),
         Err(e) => e,
     };
-    let auto = cfg.get("auto_install").is_none_or(|v| {
-        !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "false" | "no" | "off"
-        )
-    });
+    let auto = cfg.get_on("auto_install");
     let models = config::models_dir();
     if auto && let Some(pkg) = embed::install::find(&models, name)? {
         io.info(format!(
@@ -292,12 +280,9 @@ fn database(
     } else {
         None
     };
-    let cache_days = match cfg.get("embed_cache_days") {
-        Some(v) => v.trim().parse::<u32>().map_err(|_| {
-            Error::Usage(format!("MEM_EMBED_CACHE_DAYS: not a number of days: {v:?}"))
-        })?,
-        None => embed::store::CACHE_DAYS,
-    };
+    let cache_days = cfg
+        .get_num("embed_cache_days")?
+        .unwrap_or(embed::store::CACHE_DAYS);
     // Pruning reads the whole cache: once a day (every run when the days are 0).
     let marker = cfg.db_path().with_file_name(".embed-cache-pruned");
     let every = std::time::Duration::from_secs(86_400 * u64::from(cache_days.min(1)));

@@ -329,9 +329,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         return Ok(Outcome::NothingFound);
     };
     let mut searcher = Searcher::open(&home, conn, &cfg)?;
-    let load = cfg
-        .get("search_model_load")
-        .is_none_or(|v| !matches!(v.trim(), "0" | "false" | "no"));
+    let load = cfg.get_on("search_model_load");
     if load && !args.no_model && args.engine != Engine::Bm25 && args.engine != Engine::Fts {
         searcher.use_installed_model()?;
     }

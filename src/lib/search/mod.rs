@@ -207,13 +207,8 @@ impl Weights {
     pub fn from_config(cfg: &Config) -> Result<Weights> {
         let mut w = Weights::default();
         let num = |key: &str, dst: &mut f64| -> Result<()> {
-            if let Some(v) = cfg.get(key) {
-                *dst = v.trim().parse().map_err(|_| {
-                    Error::Usage(format!(
-                        "{key} (MEM_{}): not a number: {v:?}",
-                        key.to_uppercase()
-                    ))
-                })?;
+            if let Some(v) = cfg.get_num(key)? {
+                *dst = v;
             }
             Ok(())
         };
