@@ -553,14 +553,13 @@ const BREAKS: &[&str] = &[
     "but", "because", "so", "which", "since", "while", "instead", "as", "when", "if", "then",
 ];
 
-/// The prompt's first sentence as a title: the request itself when it is imperative, else
-/// `verb: sentence`; None when there is no sentence worth a title.
+/// The first sentence of a cleaned prompt as a title: the request itself when it is
+/// imperative, else `verb: sentence`; None when there is no sentence worth a title.
 fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
-    let p = clean_prompt(prompt);
     // A slash command is not a request; its arguments may be.
-    let p = match p.strip_prefix('/') {
-        Some(cmd) => cmd.split_once(' ').map_or("", |(_, args)| args).to_string(),
-        None => p,
+    let p = match prompt.strip_prefix('/') {
+        Some(cmd) => cmd.split_once(' ').map_or("", |(_, args)| args),
+        None => prompt,
     };
     let end = p
         .char_indices()
@@ -623,10 +622,9 @@ fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
     while n > 2 && DANGLING.contains(&bare(&words[n - 1]).as_str()) {
         n -= 1;
     }
-    let mut phrase = words[..n].join(" ");
-    phrase = phrase
-        .trim_end_matches(|c: char| !c.is_alphanumeric() && !matches!(c, ')' | '"' | '\''))
-        .to_string();
+    let joined = words[..n].join(" ");
+    let phrase =
+        joined.trim_end_matches(|c: char| !c.is_alphanumeric() && !matches!(c, ')' | '"' | '\''));
     let mut chars = phrase.chars();
     let first = chars.next()?;
     if !question && VERBS.contains(&bare(&words[0]).as_str()) {
@@ -638,7 +636,8 @@ fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
 
 fn title(g: &Group, kind: &str) -> String {
     let file = main_file(g);
-    if let Some(mut t) = prompt_title(g.prompt.as_deref().unwrap_or(""), verb(kind)) {
+    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
+    if let Some(mut t) = prompt_title(&prompt, verb(kind)) {
         if let Some(f) = &file
             && !t.to_lowercase().contains(&f.to_lowercase())
         {
@@ -647,7 +646,7 @@ fn title(g: &Group, kind: &str) -> String {
         return t;
     }
     let mut t: Vec<String> = verb(kind).split(' ').map(str::to_string).collect();
-    let topic = topic_words(&clean_prompt(g.prompt.as_deref().unwrap_or("")), 5);
+    let topic = topic_words(&prompt, 5);
     let file_lc = file.as_deref().map(str::to_lowercase);
     for w in topic {
         if Some(&w) != file_lc.as_ref() {
