@@ -124,18 +124,24 @@ fn model_dir(io: &Io, cfg: &Config, spec: Option<&str>) -> Result<PathBuf> {
     Err(err)
 }
 
-/// Runs a download with a progress bar on a terminal.
-fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<T>) -> Result<T> {
-    let bar = (io.stderr_tty && !io.quiet).then(|| {
+/// A progress bar with `template`, on a terminal only.
+fn progress_bar(io: &Io, template: &str) -> Option<indicatif::ProgressBar> {
+    (io.stderr_tty && !io.quiet).then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
-    });
+    })
+}
+
+/// Runs a download with a progress bar on a terminal.
+fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<T>) -> Result<T> {
+    let bar = progress_bar(
+        io,
+        "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+    );
     let r = f(&mut |file, done, total| {
         if let Some(b) = &bar {
             b.set_message(file.to_string());
@@ -270,16 +276,7 @@ fn database(
 ) -> Result<Outcome> {
     let started = Instant::now();
     let mut conn = store::open(&cfg.db_path())?;
-    let bar = if io.stderr_tty && !io.quiet {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("mem-embed {bar:30} {pos}/{len} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = progress_bar(io, "mem-embed {bar:30} {pos}/{len} {eta}");
     let cache_days = cfg
         .get_num("embed_cache_days")?
         .unwrap_or(embed::store::CACHE_DAYS);

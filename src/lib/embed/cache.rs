@@ -5,9 +5,10 @@
 //!
 //! The cache is `<model dir>/.ort-cache/<key>/`: `model.onnx` (the optimised graph, small),
 //! `model.onnx.data` (its initializers, and the same weights packed for the matrix kernels,
-//! all memory-mapped by ONNX Runtime at load) and
-//! `ready.json` (sizes of both, written last). The key hashes the model file's identity (path, size, mtime, inode), the ONNX Runtime build and the CPU, so a changed
-//! model, runtime or machine gets a new entry; older entries are removed when one is built.
+//! all memory-mapped by ONNX Runtime at load) and `ready.json` (sizes of both, written last).
+//! The key hashes the model file's identity (path, size, mtime, inode), the ONNX Runtime
+//! build and the CPU, so a changed model, runtime or machine gets a new entry; older entries
+//! are removed when one is built.
 //! It is built in a temporary directory renamed into place, so readers never see half of one;
 //! one that fails to load (or whose files have the wrong sizes) is deleted and rebuilt from
 //! the model, never an error of its own.

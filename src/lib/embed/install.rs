@@ -179,9 +179,7 @@ pub fn install(
     let lock = lock_file(models, &pkg.name)?;
     lock.lock()
         .map_err(|e| Error::other(format!("cannot lock the install of {}: {e}", pkg.name)))?;
-    let dir = install_locked(pkg, endpoint, models, progress)?;
-    let _ = std::fs::remove_file(failed_marker(models, &pkg.name));
-    Ok(dir)
+    install_locked(pkg, endpoint, models, progress)
 }
 
 /// The first use of `name`, a known package that is not installed: installs it unless
@@ -219,26 +217,22 @@ pub fn first_use(
     if dest.join("model.onnx").is_file() {
         return Ok(dest); // installed while we looked
     }
-    match install_locked(pkg, endpoint, models, progress) {
-        Ok(dir) => {
-            let _ = std::fs::remove_file(&marker);
-            Ok(dir)
-        }
-        Err(e) => {
-            let _ = std::fs::write(&marker, e.to_string());
-            Err(e)
-        }
-    }
+    install_locked(pkg, endpoint, models, progress).inspect_err(|e| {
+        let _ = std::fs::write(&marker, e.to_string());
+    })
 }
 
+/// [`fetch`] under the install lock; success clears a remembered first-use failure.
 fn install_locked(
     pkg: &Package,
     endpoint: &str,
     models: &Path,
     progress: Progress,
 ) -> Result<PathBuf> {
-    fetch(pkg, endpoint, models, progress)
-        .map_err(|e| Error::other(format!("cannot install {}: {e}", pkg.name)))
+    let dir = fetch(pkg, endpoint, models, progress)
+        .map_err(|e| Error::other(format!("cannot install {}: {e}", pkg.name)))?;
+    let _ = std::fs::remove_file(failed_marker(models, &pkg.name));
+    Ok(dir)
 }
 
 fn fetch(pkg: &Package, endpoint: &str, models: &Path, progress: Progress) -> Result<PathBuf> {

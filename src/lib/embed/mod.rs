@@ -457,14 +457,9 @@ fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastI
     Ok(past)
 }
 
+/// The tokenizer of model directory `dir` (whose tokenizer.json [`Embedder::load_with`] has
+/// checked), with padding and truncation off.
 fn load_tokenizer(dir: &Path, use_cache: bool) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
-    let tok_path = dir.join("tokenizer.json");
-    if !tok_path.is_file() {
-        return Err(Error::other(format!(
-            "model {}: no tokenizer.json ({FETCH_HINT})",
-            dir.display()
-        )));
-    }
     let (mut tokenizer, how) = cache::tokenizer(dir, use_cache)?;
     // Padding and truncation are ours (per the manifest), not the tokenizer file's.
     tokenizer.with_padding(None);
@@ -484,7 +479,6 @@ impl Embedder {
 
     /// [`Embedder::load`] with explicit [`LoadOptions`].
     pub fn load_with(dir: &Path, dim: Option<usize>, opts: LoadOptions) -> Result<Embedder> {
-        let use_cache = opts.cache;
         let started = Instant::now();
         let mut manifest = Manifest::load(dir)?;
         let dim = manifest.output_dim(dim)?;
@@ -503,10 +497,10 @@ impl Embedder {
         let (tok, sess) = std::thread::scope(|s| {
             let tok = s.spawn(|| {
                 let t = Instant::now();
-                load_tokenizer(dir, use_cache).map(|(tk, how)| (tk, how, t.elapsed()))
+                load_tokenizer(dir, opts.cache).map(|(tk, how)| (tk, how, t.elapsed()))
             });
             let t = Instant::now();
-            let sess = cache::session(env, &model_path, threads, use_cache, opts.packed)
+            let sess = cache::session(env, &model_path, threads, opts.cache, opts.packed)
                 .map(|r| (r, t.elapsed()));
             let tok = tok
                 .join()

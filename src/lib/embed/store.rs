@@ -16,10 +16,14 @@ pub fn cache_lookup(
     dim: usize,
     text: &str,
 ) -> Result<Option<Vec<f32>>> {
+    lookup_hash(conn, model, dim, &sha256_hex(text))
+}
+
+fn lookup_hash(conn: &Connection, model: &str, dim: usize, hash: &str) -> Result<Option<Vec<f32>>> {
     let v: Option<Vec<u8>> = conn
         .query_row(
             "SELECT vector FROM embedding_cache WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, sha256_hex(text)],
+            params![model, dim as i64, hash],
             |r| r.get(0),
         )
         .optional()?;
@@ -33,11 +37,12 @@ pub fn cache_get(
     dim: usize,
     text: &str,
 ) -> Result<Option<Vec<f32>>> {
-    let v = cache_lookup(conn, model, dim, text)?;
+    let hash = sha256_hex(text);
+    let v = lookup_hash(conn, model, dim, &hash)?;
     if v.is_some() {
         conn.execute(
             "UPDATE embedding_cache SET last_used_at=?4 WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, sha256_hex(text), now()],
+            params![model, dim as i64, hash, now()],
         )?;
     }
     Ok(v)
