@@ -87,6 +87,12 @@ impl Io {
         }
     }
 
+    /// What a reader says and returns when the database at `db` does not exist yet.
+    pub fn no_memories(&self, db: &std::path::Path) -> Outcome {
+        self.warn(format!("no memories yet ({} does not exist)", db.display()));
+        Outcome::NothingFound
+    }
+
     pub fn info(&self, msg: impl std::fmt::Display) {
         if self.verbose > 0 && !self.quiet {
             eprintln!("{}: {msg}", self.prog);

@@ -85,11 +85,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let budget = budget(&cfg, args.budget)?;
     let dir = std::env::current_dir()?;
     let Some(conn) = store::open_if_present(&cfg.db_path())? else {
-        io.warn(format!(
-            "no memories yet ({} does not exist)",
-            cfg.db_path().display()
-        ));
-        return Ok(Outcome::NothingFound);
+        return Ok(io.no_memories(&cfg.db_path()));
     };
     let project = match &args.project {
         Some(p) => store::projects::resolve(&conn, p)?.into_iter().next(),

@@ -55,11 +55,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&config::data_home())?;
     let path = cfg.db_path();
     let Some(conn) = store::open_if_present(&path)? else {
-        io.warn(format!(
-            "no memories yet ({} does not exist)",
-            path.display()
-        ));
-        return Ok(Outcome::NothingFound);
+        return Ok(io.no_memories(&path));
     };
     let mut found = 0;
     for id in ids {

@@ -322,11 +322,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
     }
     let Some(conn) = open_db(&cfg.db_path())? else {
-        io.warn(format!(
-            "no memories yet ({} does not exist)",
-            cfg.db_path().display()
-        ));
-        return Ok(Outcome::NothingFound);
+        return Ok(io.no_memories(&cfg.db_path()));
     };
     let mut searcher = Searcher::open(&home, conn, &cfg)?;
     let load = cfg.get_on("search_model_load");
