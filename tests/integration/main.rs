@@ -8,6 +8,7 @@ mod embed;
 mod install;
 mod records;
 mod search;
+mod secrets;
 mod tools;
 
 use std::io::Write;
