@@ -98,6 +98,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
     ),
     (
+        "MEM_RAW_RESPONSE_DAYS",
+        "Days a processed tool capture keeps its raw tool response in the queue (default 7; 0 drops it at the next pipeline run). Its observation keeps what was worth keeping.",
+    ),
+    (
         "MEM_BIN_DIR",
         "Where mem-pipeline looks for the memkit tools when they are not beside it.",
     ),
@@ -170,6 +174,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Token budget of mem-context's SessionStart block (default 2000, 200 of them held in reserve).",
     ),
     (
+        "MEM_CONTEXT_OTHER_PROJECTS",
+        "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt; off by default.",
+    ),
+    (
         "MEM_CONTEXT_PROMPT_COVERAGE",
         "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt (default 0.5).",
     ),
@@ -205,7 +213,36 @@ pub fn models_dir() -> PathBuf {
     home().join(".cache/memkit/models")
 }
 
-fn home() -> PathBuf {
+/// Splits at the commas that are not inside braces (a glob's `{a,b}`); items trimmed, empty
+/// ones dropped. With unbalanced braces every comma splits.
+pub fn split_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in v.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    if depth != 0 {
+        out = v.split(',').map(str::to_string).collect();
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The user's home directory (`$HOME`, else /tmp).
+pub fn home() -> PathBuf {
     env_nonempty("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp"))
@@ -271,13 +308,10 @@ impl Config {
         }
     }
 
+    /// A comma-separated list; commas inside `{…}` or `[…]` belong to their item, so a glob
+    /// such as `~/work/{secret,private}` stays whole.
     pub fn get_list(&self, key: &str) -> Option<Vec<String>> {
-        self.get(key).map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
+        self.get(key).map(|v| split_list(&v))
     }
 
     pub fn get_bool(&self, key: &str) -> bool {

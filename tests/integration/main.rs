@@ -9,6 +9,7 @@ mod install;
 mod records;
 mod search;
 mod tools;
+mod trust;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

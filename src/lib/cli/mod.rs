@@ -263,6 +263,12 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
         return None;
     }
     let home = crate::config::data_home();
+    // A write past the file-size limit must fail like a full disk (and be handled), not kill
+    // the hook with SIGXFSZ.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&home)));
     let problem = match result {
@@ -282,16 +288,28 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
 
 /// Appends a line to `$MEM_HOME/logs/<prog>.log`, where hooks report what they cannot say on
 /// stdout. Best effort: logging must never be the thing that fails a hook.
+///
+/// When the data home cannot be written (read-only, or not a directory), the line goes to the
+/// logs/ beside the fallback spool (see `capture::spool`), and failing that to stderr, which
+/// Claude Code keeps in its debug log.
 pub fn log_line(home: &Path, prog: &str, level: &str, msg: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = home.join("logs");
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let line = format!("{} {level} {msg}\n", crate::store::now());
+    let append = |dir: &Path| -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(dir.join(format!("{prog}.log")))?
+            .write_all(line.as_bytes())
+    };
     let _ = crate::store::ensure_home(home);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(dir.join(format!("{prog}.log")))
-    {
-        let _ = writeln!(f, "{} {level} {msg}", crate::store::now());
+    let fallback = crate::capture::spool::fallback_dir(home).with_file_name("logs");
+    if append(&home.join("logs")).is_err() && append(&fallback).is_err() {
+        eprint!("{prog}: {line}");
     }
 }

@@ -264,8 +264,33 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     }
     stats_into(&mut counts, &comp);
     drop(comp);
+    let dropped = drop_raw(cfg, &conn)?;
+    counts.insert("raw_dropped".into(), dropped as u64);
     finish(io, &recs, counts, start)?;
     Ok(Outcome::Ok)
+}
+
+/// Days a processed tool capture keeps its raw response (MEM_RAW_RESPONSE_DAYS).
+const RAW_RESPONSE_DAYS: u32 = 7;
+
+/// Drops old raw tool responses (see `queue::drop_raw_responses`). The query reads every
+/// queued payload, so it runs once a day (every run when the days are 0).
+fn drop_raw(cfg: &Config, conn: &Connection) -> Result<usize> {
+    let days: u32 = cfg
+        .get_num("raw_response_days")?
+        .unwrap_or(RAW_RESPONSE_DAYS);
+    let marker = cfg.db_path().with_file_name(".raw-dropped");
+    if !store::daily_due(&marker, days == 0) {
+        return Ok(0);
+    }
+    let now = chrono::Utc::now();
+    let before = (now - chrono::Duration::days(i64::from(days)))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let n = tx(conn, |c| {
+        queue::drop_raw_responses(c, &before, &store::now())
+    })?;
+    store::mark_done(&marker);
+    Ok(n)
 }
 
 fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) -> Result<Outcome> {

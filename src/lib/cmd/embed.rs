@@ -282,13 +282,7 @@ fn database(
         .unwrap_or(embed::store::CACHE_DAYS);
     // Pruning reads the whole cache: once a day (every run when the days are 0).
     let marker = cfg.db_path().with_file_name(".embed-cache-pruned");
-    let every = std::time::Duration::from_secs(86_400 * u64::from(cache_days.min(1)));
-    let due = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age >= every);
-    let prune = due.then_some(cache_days);
+    let prune = store::daily_due(&marker, cache_days == 0).then_some(cache_days);
     let run = embed::store::embed_database(&mut conn, dir, dim, prune, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
@@ -299,7 +293,7 @@ fn database(
         b.finish_and_clear();
     }
     if prune.is_some() {
-        let _ = std::fs::write(&marker, b"");
+        store::mark_done(&marker);
     }
     if let Some(load) = &run.load {
         io.info(format!("model {}: {load}", dir.display()));
