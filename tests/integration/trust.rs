@@ -68,7 +68,13 @@ fn hooks_under_an_exclusive_lock_give_up_at_once_spool_and_are_stored_exactly_on
             .to_string()
             .as_bytes(),
     );
-    let events = keyless_events(12);
+    let mut events = keyless_events(12);
+    // And one with a natural key (its tool_use_id).
+    events.push(tool_call(
+        "keyed",
+        "/tmp/kproj",
+        "a keyed call made under the lock",
+    ));
     let holder = hold_exclusively(&env);
     for ev in &events {
         let start = Instant::now();
