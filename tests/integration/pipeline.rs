@@ -315,6 +315,12 @@ fn a_backup_right_after_the_hooks_holds_every_capture() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    // Never over the live database.
+    let db = env.db_path();
+    let before = std::fs::read(&db).unwrap();
+    let out = env.run("mem", &["backup", db.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
     // Without a database there is nothing to back up.
     let empty = Env::new();
     let out = empty.run("mem", &["backup", dest.to_str().unwrap()], b"");

@@ -47,6 +47,28 @@ pub fn checkpoint(db: &Path, wait: Duration) -> Result<Checkpoint> {
     })
 }
 
+/// Whether `dir/name` is the database at `db` or one of its companion files. Renaming a copy
+/// over the live database would pair it with a WAL that is not its own: corruption. Compared
+/// by canonical directory, as the two paths may be spelt differently.
+fn is_live_file(db: &Path, dir: &Path, name: &std::ffi::OsStr) -> bool {
+    let canon = |d: &Path| {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        d.canonicalize().unwrap_or_else(|_| d.to_path_buf())
+    };
+    let (Some(db_dir), Some(db_name)) = (db.parent(), db.file_name()) else {
+        return false;
+    };
+    let db_name = db_name.to_string_lossy();
+    canon(db_dir) == canon(dir)
+        && ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .any(|suffix| name.to_string_lossy() == format!("{db_name}{suffix}"))
+}
+
 /// Writes a consistent copy of the database, including what only the WAL holds, to `dest`
 /// (mode 0600, synced, replacing `dest` in one rename). Returns its size in bytes.
 pub fn backup(db: &Path, dest: &Path) -> Result<u64> {
@@ -61,6 +83,12 @@ pub fn backup(db: &Path, dest: &Path) -> Result<u64> {
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".tmp-{}", std::process::id()));
+    if is_live_file(db, dir, name) {
+        return Err(Error::Usage(format!(
+            "{}: that is the database itself; back up to another file",
+            dest.display()
+        )));
+    }
     let tmp = dir.join(tmp_name);
     let tmp_text = tmp
         .to_str()
