@@ -2,6 +2,7 @@
 
 mod schema;
 
+pub mod backup;
 pub mod events;
 pub mod observations;
 pub mod projects;
