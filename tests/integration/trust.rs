@@ -534,3 +534,16 @@ fn processed_tool_captures_drop_their_raw_response_after_the_retention() {
     assert_eq!(v["tool_input"]["file_path"], "/tmp/rproj/.env.example");
     assert!(v["tool_response_dropped_at"].is_string(), "{v}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_hook_binaries_keep_the_platforms_hardening() {
+    // A program that reads untrusted input keeps address randomisation of its own image: a
+    // position-independent executable is ELF type ET_DYN (3), a fixed-address one ET_EXEC (2).
+    for tool in ["mem-capture", "mem-context"] {
+        let bytes = std::fs::read(crate::bin(tool)).unwrap();
+        assert_eq!(&bytes[..4], b"\x7fELF", "{tool}");
+        let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+        assert_eq!(e_type, 3, "{tool} is not a position-independent executable");
+    }
+}
