@@ -7,6 +7,7 @@ mod context;
 mod embed;
 mod install;
 mod records;
+mod robust;
 mod search;
 mod tools;
 

@@ -102,7 +102,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.check {
         let conn = store::open(&cfg.db_path())?;
         queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
-        let work = queue::has_work(&conn, &store::now(), open_turn(&cfg))?
+        let work = queue::has_work(&conn, &store::now(), open_turn(&cfg)?)?
             || (!args.no_summaries && !summary::due(&conn)?.is_empty());
         return Ok(if work {
             Outcome::Ok
@@ -111,7 +111,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         });
     }
     let b = backend(io, &cfg, &args)?;
-    let opts = Options::from_config(&cfg);
+    let opts = Options::from_config(&cfg)?;
     match &args.input {
         Some(p) => filter(io, &cfg, b, opts, p),
         None => database(io, &cfg, b, opts, &args),
@@ -119,12 +119,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 }
 
 /// How long a turn without its Stop waits before it is compressed anyway.
-fn open_turn(cfg: &Config) -> chrono::Duration {
-    chrono::Duration::seconds(
-        cfg.get("compress_open_turn_secs")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(600),
-    )
+fn open_turn(cfg: &Config) -> Result<chrono::Duration> {
+    Ok(chrono::Duration::seconds(
+        cfg.get_num("compress_open_turn_secs")?.unwrap_or(600),
+    ))
 }
 
 fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
@@ -170,6 +168,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     }
     let reclaimed = queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
     counts.insert("reclaimed".into(), reclaimed as u64);
+    let open_turn = open_turn(cfg)?;
     if b.kind != Kind::Heuristic {
         io.info(format!("backend {} ({})", b.kind.name(), b.model));
     }
@@ -178,7 +177,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     loop {
         let now = store::now();
         let rows = tx(&conn, |c| {
-            queue::claim(c, pid, args.sessions_per_round, &now, open_turn(cfg))
+            queue::claim(c, pid, args.sessions_per_round, &now, open_turn)
         })?;
         if rows.is_empty() {
             break;

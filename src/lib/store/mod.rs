@@ -21,8 +21,13 @@ pub use schema::{MIGRATIONS, owner_of_key, vector_key};
 /// How long a connection waits on a lock held by another process before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
-/// Creates the data home (0700) and its logs/ directory if missing.
+/// Creates the data home (0700) and its logs/ directory if missing. A home that others can
+/// read or enter (made by an older memkit, or by hand) is made the user's only, with all it
+/// holds (see [`tighten`]).
 pub fn ensure_home(home: &Path) -> Result<()> {
+    if std::fs::metadata(home).is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
+        tighten(home);
+    }
     for dir in [home.to_path_buf(), home.join("logs")] {
         if !dir.exists() {
             std::fs::DirBuilder::new()
@@ -33,6 +38,28 @@ pub fn ensure_home(home: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Takes the group and other permission bits off `path` and, for a directory, everything
+/// under it (symbolic links are left alone). Best effort: what cannot be changed is skipped.
+pub fn tighten(path: &Path) {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if m.file_type().is_symlink() {
+        return;
+    }
+    let mode = m.permissions().mode();
+    if mode & 0o077 != 0 {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7700));
+    }
+    if m.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for e in entries.flatten() {
+            tighten(&e.path());
+        }
+    }
 }
 
 /// Opens (creating and migrating when needed) the database at `path`, emptying a large WAL.
@@ -195,4 +222,20 @@ pub fn normalize_time(ts: &str) -> String {
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         })
         .unwrap_or_else(|_| ts.to_string())
+}
+
+/// The database's random id (migration 5), which its indexes record; `None` for a database
+/// older than that migration (opened without migrating).
+pub fn database_id(conn: &Connection) -> Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    if user_version(conn)? < 5 {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'database_id'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
