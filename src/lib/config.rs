@@ -488,3 +488,32 @@ impl Config {
         self.home.join("logs")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_parsed_within_their_bounds() {
+        assert_eq!(parse_num::<u64>("llm_daily_tokens", " 50000 "), Ok(50_000));
+        for bad in ["50k", "abc", "-1", "1e3", ""] {
+            let e = parse_num::<u64>("llm_daily_tokens", bad).unwrap_err();
+            assert!(e.contains("whole number from 0"), "{bad}: {e}");
+        }
+        assert_eq!(parse_num::<f64>("search_half_life_days", "0.5"), Ok(0.5));
+        for bad in ["0", "-2", "NaN", "inf", "1e9"] {
+            assert!(
+                parse_num::<f64>("search_half_life_days", bad).is_err(),
+                "{bad}"
+            );
+        }
+        // Unlisted: any finite number.
+        assert_eq!(parse_num::<f64>("not_listed", "1e300"), Ok(1e300));
+        assert!(parse_num::<f64>("not_listed", "NaN").is_err());
+        assert!(check_flag("--budget", "context_tokens", 49usize).is_err());
+        assert_eq!(
+            check_flag("--budget", "context_tokens", 500usize).unwrap(),
+            500
+        );
+    }
+}

@@ -22,11 +22,13 @@ pub use schema::{MIGRATIONS, owner_of_key, vector_key};
 pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// Creates the data home (0700) and its logs/ directory if missing. A home that others can
-/// read or enter (made by an older memkit, or by hand) is made the user's only, with all it
-/// holds (see [`tighten`]).
+/// read or enter (made by an older memkit, or by hand) is made the user's only (see
+/// [`tighten_home`]).
 pub fn ensure_home(home: &Path) -> Result<()> {
-    if std::fs::metadata(home).is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
-        tighten(home);
+    if let Ok(m) = std::fs::metadata(home)
+        && m.permissions().mode() & 0o077 != 0
+    {
+        tighten_home(home, &m);
     }
     for dir in [home.to_path_buf(), home.join("logs")] {
         if !dir.exists() {
@@ -38,6 +40,34 @@ pub fn ensure_home(home: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What memkit keeps in its data home, tightened with it. Only these: MEM_HOME may name a
+/// directory that holds other things (even $HOME), which are the user's business.
+const HOME_ENTRIES: &[&str] = &[
+    "mem.db",
+    "mem.db-wal",
+    "mem.db-shm",
+    "config.toml",
+    "index",
+    "logs",
+    "spool",
+    "bin",
+    "pipeline.lock",
+];
+
+/// Makes a data home that others can read or enter the user's only, with what memkit keeps
+/// in it. A shared directory (sticky, like /tmp) or another user's is left as it is.
+fn tighten_home(home: &Path, m: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if m.mode() & 0o1000 != 0 || m.uid() != unsafe { libc::geteuid() } {
+        return;
+    }
+    let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(m.mode() & 0o7700));
+    for e in HOME_ENTRIES {
+        tighten(&home.join(e));
+    }
 }
 
 /// Takes the group and other permission bits off `path` and, for a directory, everything
@@ -238,4 +268,43 @@ pub fn database_id(conn: &Connection) -> Result<Option<String>> {
             |r| r.get(0),
         )
         .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn set(p: &Path, m: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    #[test]
+    fn a_loose_home_is_tightened_with_memkits_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for d in ["index/bm25", "mine"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join("index/bm25/meta.json"), "{}").unwrap();
+        for p in ["", "index", "index/bm25", "index/bm25/meta.json", "mine"] {
+            set(&home.join(p), 0o755);
+        }
+        ensure_home(&home).unwrap();
+        assert_eq!(mode(&home), 0o700);
+        assert_eq!(mode(&home.join("index/bm25")), 0o700);
+        assert_eq!(mode(&home.join("index/bm25/meta.json")), 0o700);
+        assert_eq!(mode(&home.join("logs")) & 0o077, 0);
+        // Not memkit's: MEM_HOME may name a directory that holds other things.
+        assert_eq!(mode(&home.join("mine")), 0o755);
+        // A shared directory such as /tmp is never made private.
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        set(&shared, 0o1777);
+        ensure_home(&shared).unwrap();
+        assert_eq!(mode(&shared), 0o1777);
+    }
 }
