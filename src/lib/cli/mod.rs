@@ -238,6 +238,12 @@ pub trait ToolArgs: clap::Parser {
 
 /// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status.
 pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
+    // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
+    // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
+    // SAFETY: umask only sets the process's file mode mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
     let args: A = parse_args();
     let mut io = Io::std(prog, args.common());
     // Flush even when the tool failed: records written before the error must reach the pipe.
@@ -269,6 +275,7 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    crate::config::set_hook(prog);
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&home)));
     let problem = match result {

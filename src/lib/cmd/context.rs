@@ -83,6 +83,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
     let budget = budget(&cfg, args.budget)?;
+    // Read only when a search runs, where a failure becomes a note: checked up front.
+    thresholds(&cfg)?;
     let dir = std::env::current_dir()?;
     let Some(conn) = store::open_if_present(&cfg.db_path())? else {
         return Ok(io.no_memories(&cfg.db_path()));
@@ -128,22 +130,21 @@ struct Req {
 
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
     match flag {
-        Some(b) => Ok(b),
+        Some(b) => config::check_flag("--budget", "context_tokens", b),
         None => Ok(cfg
             .get_num("context_tokens")?
             .unwrap_or(context::DEFAULT_BUDGET)),
     }
 }
 
-fn thresholds(cfg: &Config) -> Thresholds {
+fn thresholds(cfg: &Config) -> Result<Thresholds> {
     let d = Thresholds::default();
-    Thresholds {
-        coverage: cfg.get_f64("context_prompt_coverage").unwrap_or(d.coverage),
-        terms: cfg
-            .get("context_prompt_terms")
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(d.terms),
-    }
+    Ok(Thresholds {
+        coverage: cfg
+            .get_num("context_prompt_coverage")?
+            .unwrap_or(d.coverage),
+        terms: cfg.get_num("context_prompt_terms")?.unwrap_or(d.terms),
+    })
 }
 
 /// The database is read as it is (`store::open_if_present`): a hook never creates or
@@ -288,14 +289,8 @@ fn other_projects(
     req: &Req,
     query: &str,
 ) -> (Vec<context::Other>, Option<String>) {
-    let found = prompt::relevant(
-        s,
-        query,
-        Filters::default(),
-        req.project.clone(),
-        10,
-        thresholds(cfg),
-    );
+    let found = thresholds(cfg)
+        .and_then(|th| prompt::relevant(s, query, Filters::default(), req.project.clone(), 10, th));
     match found {
         Err(e) => (vec![], Some(format!("other projects not searched: {e}"))),
         Ok(rel) => (
@@ -337,7 +332,7 @@ fn prompt_block(
             ..Filters::default()
         }
     };
-    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg))?;
+    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg)?)?;
     if found.is_empty() {
         return Ok(());
     }

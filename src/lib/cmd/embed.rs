@@ -69,9 +69,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     let model = args.model.clone().or_else(|| cfg.get("embed_model"));
     let dim = match args.dim {
-        Some(d) => Some(d),
+        Some(d) => Some(config::check_flag("--dim", "embed_dim", d)?),
         None => cfg.get_num("embed_dim")?,
     };
+    // Read after the model is loaded: checked before that wait.
+    cfg.get_num::<u32>("embed_cache_days")?;
     let resolve = |io: &Io| model_dir(io, &cfg, model.as_deref());
     match &args.input {
         Some(p) => filter(io, p, resolve, dim, args.query.as_deref()),

@@ -267,9 +267,13 @@ fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
 }
 
 pub fn write_man_pages(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     for t in super::ALL {
-        std::fs::write(dir.join(format!("{}.1", t.name)), super::man::render(t))?;
+        let path = dir.join(format!("{}.1", t.name));
+        std::fs::write(&path, super::man::render(t))?;
+        // Documentation is for everyone, whatever the private umask of memkit's tools.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
     }
     Ok(())
 }

@@ -23,8 +23,15 @@ pub use schema::{MIGRATIONS, owner_of_key, vector_key};
 /// How long a connection waits on a lock held by another process before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
-/// Creates the data home (0700) and its logs/ directory if missing.
+/// Creates the data home (0700) and its logs/ directory if missing. A home that others can
+/// read or enter (made by an older memkit, or by hand) is made the user's only (see
+/// [`tighten_home`]).
 pub fn ensure_home(home: &Path) -> Result<()> {
+    if let Ok(m) = std::fs::metadata(home)
+        && m.permissions().mode() & 0o077 != 0
+    {
+        tighten_home(home, &m);
+    }
     for dir in [home.to_path_buf(), home.join("logs")] {
         if !dir.exists() {
             std::fs::DirBuilder::new()
@@ -35,6 +42,56 @@ pub fn ensure_home(home: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What memkit keeps in its data home, tightened with it. Only these: MEM_HOME may name a
+/// directory that holds other things (even $HOME), which are the user's business.
+const HOME_ENTRIES: &[&str] = &[
+    "mem.db",
+    "mem.db-wal",
+    "mem.db-shm",
+    "config.toml",
+    "index",
+    "logs",
+    "spool",
+    "bin",
+    "pipeline.lock",
+];
+
+/// Makes a data home that others can read or enter the user's only, with what memkit keeps
+/// in it. A shared directory (sticky, like /tmp) or another user's is left as it is.
+fn tighten_home(home: &Path, m: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if m.mode() & 0o1000 != 0 || m.uid() != unsafe { libc::geteuid() } {
+        return;
+    }
+    let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(m.mode() & 0o7700));
+    for e in HOME_ENTRIES {
+        tighten(&home.join(e));
+    }
+}
+
+/// Takes the group and other permission bits off `path` and, for a directory, everything
+/// under it (symbolic links are left alone). Best effort: what cannot be changed is skipped.
+pub fn tighten(path: &Path) {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if m.file_type().is_symlink() {
+        return;
+    }
+    let mode = m.permissions().mode();
+    if mode & 0o077 != 0 {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7700));
+    }
+    if m.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for e in entries.flatten() {
+            tighten(&e.path());
+        }
+    }
 }
 
 /// Opens (creating and migrating when needed) the database at `path`, emptying a large WAL.
@@ -282,4 +339,59 @@ pub fn daily_due(marker: &Path, every_run: bool) -> bool {
 /// Marks a daily job done (see [`daily_due`]).
 pub fn mark_done(marker: &Path) {
     let _ = std::fs::write(marker, b"");
+}
+
+/// The database's random id (migration 5), which its indexes record; `None` for a database
+/// older than that migration (opened without migrating).
+pub fn database_id(conn: &Connection) -> Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    if user_version(conn)? < 5 {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'database_id'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn set(p: &Path, m: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    #[test]
+    fn a_loose_home_is_tightened_with_memkits_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for d in ["index/bm25", "mine"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join("index/bm25/meta.json"), "{}").unwrap();
+        for p in ["", "index", "index/bm25", "index/bm25/meta.json", "mine"] {
+            set(&home.join(p), 0o755);
+        }
+        ensure_home(&home).unwrap();
+        assert_eq!(mode(&home), 0o700);
+        assert_eq!(mode(&home.join("index/bm25")), 0o700);
+        assert_eq!(mode(&home.join("index/bm25/meta.json")), 0o700);
+        assert_eq!(mode(&home.join("logs")) & 0o077, 0);
+        // Not memkit's: MEM_HOME may name a directory that holds other things.
+        assert_eq!(mode(&home.join("mine")), 0o755);
+        // A shared directory such as /tmp is never made private.
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        set(&shared, 0o1777);
+        ensure_home(&shared).unwrap();
+        assert_eq!(mode(&shared), 0o1777);
+    }
 }
