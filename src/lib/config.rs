@@ -98,6 +98,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
     ),
     (
+        "MEM_RAW_RESPONSE_DAYS",
+        "Days a processed tool capture keeps its raw tool response in the queue (default 7; 0 drops it at the next pipeline run). Its observation keeps what was worth keeping.",
+    ),
+    (
         "MEM_BIN_DIR",
         "Where mem-pipeline looks for the memkit tools when they are not beside it.",
     ),
@@ -170,6 +174,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Token budget of mem-context's SessionStart block (default 2000, 200 of them held in reserve).",
     ),
     (
+        "MEM_CONTEXT_OTHER_PROJECTS",
+        "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt; off by default.",
+    ),
+    (
         "MEM_CONTEXT_PROMPT_COVERAGE",
         "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt (default 0.5).",
     ),
@@ -182,6 +190,156 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
     ),
 ];
+
+/// The accepted values of every numeric setting: the one place numbers read from config.toml,
+/// `MEM_*` variables and the flags that override them are checked. Past these a setting is
+/// absurd (a typo, a unit mistake) or would overflow a duration or an allocation.
+pub const NUMBERS: &[Bounds] = &[
+    Bounds::int("embed_dim", 1.0, 65_536.0),
+    Bounds::int("embed_cache_days", 0.0, 36_500.0),
+    Bounds::int("raw_response_days", 0.0, 36_500.0),
+    Bounds::int("llm_daily_tokens", 0.0, 1e15),
+    Bounds::int("llm_prompt_tokens", 1_000.0, 10_000_000.0),
+    Bounds::int("llm_backoff_ms", 0.0, 600_000.0),
+    Bounds::positive("llm_timeout_secs", 86_400.0),
+    Bounds::int("compress_open_turn_secs", 0.0, 315_360_000.0),
+    Bounds::int("search_dim", 1.0, 65_536.0),
+    Bounds::float("search_weight_relevance", 0.0, 100.0),
+    Bounds::float("search_weight_lexical", 0.0, 100.0),
+    Bounds::float("search_weight_similarity", 0.0, 100.0),
+    Bounds::float("search_weight_recency", 0.0, 100.0),
+    Bounds::float("search_weight_type", 0.0, 100.0),
+    Bounds::float("search_weight_files", 0.0, 100.0),
+    Bounds::float("search_weight_project", 0.0, 100.0),
+    Bounds::float("search_type_weights", 0.0, 100.0),
+    Bounds::positive("search_half_life_days", 36_500.0),
+    Bounds::float("search_rrf_k", 0.0, 1e6),
+    Bounds::float("search_tag_similarity", 0.0, 1.0),
+    Bounds::int("context_tokens", 50.0, 200_000.0),
+    Bounds::float("context_prompt_coverage", 0.0, 1.0),
+    Bounds::int("context_prompt_terms", 0.0, 64.0),
+];
+
+/// What a numeric setting accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub key: &'static str,
+    pub integer: bool,
+    pub min: f64,
+    /// The minimum itself is excluded (`> min`).
+    pub above_min: bool,
+    pub max: f64,
+}
+
+impl Bounds {
+    const fn int(key: &'static str, min: f64, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: true,
+            min,
+            above_min: false,
+            max,
+        }
+    }
+    const fn float(key: &'static str, min: f64, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: false,
+            min,
+            above_min: false,
+            max,
+        }
+    }
+    const fn positive(key: &'static str, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: false,
+            min: 0.0,
+            above_min: true,
+            max,
+        }
+    }
+
+    pub fn of(key: &str) -> Option<&'static Bounds> {
+        NUMBERS.iter().find(|b| b.key == key)
+    }
+
+    /// What the setting must be, for messages: "a whole number from 1 to 65536".
+    pub fn describe(&self) -> String {
+        match (self.integer, self.above_min) {
+            (true, _) => format!("a whole number from {} to {}", self.min, self.max),
+            (false, true) => format!("a number above {} and at most {}", self.min, self.max),
+            (false, false) => format!("a number from {} to {}", self.min, self.max),
+        }
+    }
+
+    fn admits(&self, x: f64) -> bool {
+        x.is_finite()
+            && x <= self.max
+            && if self.above_min {
+                x > self.min
+            } else {
+                x >= self.min
+            }
+    }
+}
+
+/// A number type a setting can be read as.
+pub trait Number: std::str::FromStr + Copy {
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+number!(u32, u64, usize, i64, f32, f64);
+
+/// Parses `text` as the number setting `key` (its [`Bounds`] when listed; any finite number
+/// otherwise). The error says what the setting must be.
+pub fn parse_num<T: Number>(key: &str, text: &str) -> std::result::Result<T, String> {
+    let bounds = Bounds::of(key);
+    let want = || {
+        bounds
+            .map(Bounds::describe)
+            .unwrap_or_else(|| "a number".into())
+    };
+    let n: T = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not {}", want()))?;
+    if bounds.is_none_or(|b| b.admits(n.to_f64())) && n.to_f64().is_finite() {
+        Ok(n)
+    } else {
+        Err(format!("{text:?} is not {}", want()))
+    }
+}
+
+/// Checks a flag's number against the bounds of the setting it overrides: a usage error
+/// naming the flag.
+pub fn check_flag<T: Number + std::fmt::Display>(flag: &str, key: &str, n: T) -> Result<T> {
+    match Bounds::of(key) {
+        Some(b) if !b.admits(n.to_f64()) => Err(Error::Usage(format!(
+            "{flag} {n}: must be {}",
+            b.describe()
+        ))),
+        _ => Ok(n),
+    }
+}
+
+/// The hook a process runs as, once [`set_hook`] is called: settings are then lenient.
+static HOOK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Marks the process as the hook `prog`: from then on a bad setting is logged to
+/// `logs/<prog>.log` and its default used, since a hook must never fail Claude Code.
+pub fn set_hook(prog: &str) {
+    let _ = HOOK.set(prog.to_string());
+}
 
 /// Default data home: `$MEM_HOME`, else `$XDG_DATA_HOME/memkit`, else `~/.local/share/memkit`.
 pub fn data_home() -> PathBuf {
@@ -205,7 +363,36 @@ pub fn models_dir() -> PathBuf {
     home().join(".cache/memkit/models")
 }
 
-fn home() -> PathBuf {
+/// Splits at the commas that are not inside braces (a glob's `{a,b}`); items trimmed, empty
+/// ones dropped. With unbalanced braces every comma splits.
+pub fn split_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in v.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    if depth != 0 {
+        out = v.split(',').map(str::to_string).collect();
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The user's home directory (`$HOME`, else /tmp).
+pub fn home() -> PathBuf {
     env_nonempty("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp"))
@@ -271,13 +458,10 @@ impl Config {
         }
     }
 
+    /// A comma-separated list; commas inside `{…}` or `[…]` belong to their item, so a glob
+    /// such as `~/work/{secret,private}` stays whole.
     pub fn get_list(&self, key: &str) -> Option<Vec<String>> {
-        self.get(key).map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
+        self.get(key).map(|v| split_list(&v))
     }
 
     pub fn get_bool(&self, key: &str) -> bool {
@@ -300,22 +484,35 @@ impl Config {
         )
     }
 
-    pub fn get_f64(&self, key: &str) -> Option<f64> {
-        self.get(key).and_then(|v| v.parse().ok())
+    /// A number setting, checked against its [`NUMBERS`] bounds. One that is set but not a
+    /// number of its kind within them is a usage error naming the setting and its variable; in
+    /// a hook (see [`set_hook`]) it is logged instead and `None` (the default) is returned.
+    pub fn get_num<T: Number>(&self, key: &str) -> Result<Option<T>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        match parse_num(key, &v) {
+            Ok(n) => Ok(Some(n)),
+            Err(msg) => self.invalid(key, &msg).map(|_| None),
+        }
     }
 
-    /// A number setting; one that is set but not a number is a usage error naming it.
-    pub fn get_num<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
-        self.get(key)
-            .map(|v| {
-                v.trim().parse().map_err(|_| {
-                    Error::Usage(format!(
-                        "{key} (MEM_{}): not a number: {v:?}",
-                        key.to_ascii_uppercase()
-                    ))
-                })
-            })
-            .transpose()
+    /// Reports a setting whose value is unusable: a usage error naming it and its variable, or
+    /// in a hook a log line (the caller then uses the default: a hook never fails on settings).
+    pub fn invalid(&self, key: &str, msg: &str) -> Result<()> {
+        let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
+        match HOOK.get() {
+            Some(prog) => {
+                crate::cli::log_line(
+                    &self.home,
+                    prog,
+                    "warn",
+                    &format!("{msg}; using the default"),
+                );
+                Ok(())
+            }
+            None => Err(Error::Usage(msg)),
+        }
     }
 
     /// A table of config.toml (`[name]`), for settings that are not plain values.
@@ -329,5 +526,34 @@ impl Config {
 
     pub fn logs_dir(&self) -> PathBuf {
         self.home.join("logs")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_parsed_within_their_bounds() {
+        assert_eq!(parse_num::<u64>("llm_daily_tokens", " 50000 "), Ok(50_000));
+        for bad in ["50k", "abc", "-1", "1e3", ""] {
+            let e = parse_num::<u64>("llm_daily_tokens", bad).unwrap_err();
+            assert!(e.contains("whole number from 0"), "{bad}: {e}");
+        }
+        assert_eq!(parse_num::<f64>("search_half_life_days", "0.5"), Ok(0.5));
+        for bad in ["0", "-2", "NaN", "inf", "1e9"] {
+            assert!(
+                parse_num::<f64>("search_half_life_days", bad).is_err(),
+                "{bad}"
+            );
+        }
+        // Unlisted: any finite number.
+        assert_eq!(parse_num::<f64>("not_listed", "1e300"), Ok(1e300));
+        assert!(parse_num::<f64>("not_listed", "NaN").is_err());
+        assert!(check_flag("--budget", "context_tokens", 49usize).is_err());
+        assert_eq!(
+            check_flag("--budget", "context_tokens", 500usize).unwrap(),
+            500
+        );
     }
 }

@@ -69,3 +69,90 @@ impl HookPayload {
             .unwrap_or_default()
     }
 }
+
+/// Parses JSON text, first as it is and, when that fails on a lone UTF-16 surrogate escape
+/// (`"\ud83d"`: what Node's JSON.stringify writes for a string cut mid-emoji), again with each
+/// lone surrogate replaced by U+FFFD, so one broken character never loses a whole payload.
+pub fn parse_json(text: &str) -> serde_json::Result<Value> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(e) => match replace_lone_surrogates(text) {
+            Some(fixed) => serde_json::from_str(&fixed),
+            None => Err(e),
+        },
+    }
+}
+
+/// `text` with every `\uXXXX` escape of a surrogate that is not half of a valid pair turned
+/// into `\ufffd`; `None` when there is none.
+pub fn replace_lone_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let hex4 = |i: usize| -> Option<u16> {
+        let s = text.get(i..i + 4)?;
+        u16::from_str_radix(s, 16).ok()
+    };
+    // (start, end) byte ranges of the escapes to replace.
+    let mut lone: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(off) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        i += off;
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2; // any other escape, an escaped backslash included
+            continue;
+        }
+        let Some(unit) = hex4(i + 2) else {
+            i += 2;
+            continue;
+        };
+        match unit {
+            0xD800..=0xDBFF => {
+                let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                    .then(|| hex4(i + 8))
+                    .flatten();
+                if low.is_some_and(|l| (0xDC00..=0xDFFF).contains(&l)) {
+                    i += 12;
+                } else {
+                    lone.push((i, i + 6));
+                    i += 6;
+                }
+            }
+            0xDC00..=0xDFFF => {
+                lone.push((i, i + 6));
+                i += 6;
+            }
+            _ => i += 6,
+        }
+    }
+    if lone.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (s, e) in lone {
+        out.push_str(&text[last..s]);
+        out.push_str("\\ufffd");
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters_and_the_rest_stays() {
+        let v =
+            parse_json(r#"{"a":"cut \ud83d","b":"ok \ud83d\ude00","c":"\udc00x","d":"\\ud83d"}"#)
+                .unwrap();
+        assert_eq!(v["a"], "cut \u{fffd}");
+        assert_eq!(v["b"], "ok \u{1F600}");
+        assert_eq!(v["c"], "\u{fffd}x");
+        // An escaped backslash followed by "ud83d" is text, not an escape.
+        assert_eq!(v["d"], "\\ud83d");
+        assert!(parse_json("{\"a\": 1").is_err());
+        // Cut right after a backslash (found by the fuzz test).
+        assert!(parse_json("{\"a\": \"x\\").is_err());
+    }
+}

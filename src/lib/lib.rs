@@ -13,6 +13,7 @@ pub mod error;
 pub mod hook;
 pub mod index;
 pub mod llm;
+pub mod pipeline;
 pub mod project;
 pub mod record;
 pub mod search;

@@ -82,6 +82,32 @@ pub fn agent_id_from_path(path: &Path) -> Option<String> {
     stem.strip_prefix("agent-").map(str::to_string)
 }
 
+/// Reads `path` only if it is a regular file, and at most `max` bytes of it (the last `max`
+/// with `tail`). A path taken from a hook payload can name anything: a FIFO would block the
+/// pipeline (and its lock) until a writer came, `/dev/zero` would never end.
+pub fn read_regular(path: &Path, max: u64, tail: bool) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so opening a FIFO returns at once and fstat can refuse it.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file", path.display()),
+        ));
+    }
+    if tail && meta.len() > max {
+        f.seek(SeekFrom::Start(meta.len() - max))?;
+    }
+    let mut out = Vec::with_capacity(meta.len().min(max) as usize);
+    f.take(max).read_to_end(&mut out)?;
+    Ok(out)
+}
+
 /// Every `.jsonl` file under `dir`, sorted, subagent folders included.
 pub fn find_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -150,7 +176,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = match serde_json::from_str(line) {
+        let v: Value = match crate::hook::parse_json(line) {
             Ok(v) => v,
             Err(e) => {
                 out.bad_lines.push(BadLine {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{Env, bin, fixtures, jsonl, show};
+use crate::{Env, bin, fixtures, jsonl, show, wait_for};
 
 /// A request the mock server received.
 #[derive(Debug, Clone)]
@@ -232,12 +232,13 @@ pub fn assert_all_accounted(env: &Env) {
 }
 
 /// A private bin dir holding this build's tools and the pipeline script (the shared target
-/// dir may hold other tools' binaries).
+/// dir may hold other tools' binaries): `mem pipeline` looks for its stages where `mem` was run
+/// from.
 pub fn bin_dir(env: &Env) -> PathBuf {
     let d = env.dir.path().join("bin");
     if !d.exists() {
         std::fs::create_dir_all(&d).unwrap();
-        for t in ["mem-compress", "mem-capture"] {
+        for t in ["mem", "mem-compress", "mem-capture"] {
             std::os::unix::fs::symlink(bin(t), d.join(t)).unwrap();
         }
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mem-pipeline");
@@ -246,6 +247,8 @@ pub fn bin_dir(env: &Env) -> PathBuf {
     d
 }
 
+/// scripts/mem-pipeline (which runs `mem pipeline`) from the private bin dir, with a PATH that
+/// holds no memkit tool.
 pub fn pipeline(env: &Env, args: &[&str]) -> Command {
     let mut c = Command::new(bin_dir(env).join("mem-pipeline"));
     c.env_clear();
@@ -775,19 +778,13 @@ fn detached_pipeline_returns_and_does_the_work() {
     let out = pipeline(&env, &["--detach"]).output().unwrap();
     assert!(out.status.success());
     assert!(out.stdout.is_empty());
-    let mut done = false;
-    for _ in 0..300 {
-        if count(
-            &env,
+    wait_for(&env, "the detached run summarised the session", |env| {
+        count(
+            env,
             "SELECT count(*) FROM sessions WHERE summary IS NOT NULL",
         ) == 1
-        {
-            done = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(done, "the detached run summarised the session");
+    });
+    crate::pipeline::wait_idle(&env);
     assert_all_accounted(&env);
     assert!(env.home().join("logs").is_dir());
 }
@@ -940,17 +937,25 @@ fn install_registers_the_pipeline_on_stop_and_session_end() {
     let env = Env::new();
     let bins = env.dir.path().join("installed");
     std::fs::create_dir_all(&bins).unwrap();
-    for t in ["mem-compress", "mem-capture", "mem-install"] {
-        std::fs::copy(bin(t), bins.join(t)).unwrap();
+    for t in ["mem", "mem-compress", "mem-capture", "mem-install"] {
+        std::os::unix::fs::symlink(bin(t), bins.join(t)).unwrap();
     }
     let settings = env.dir.path().join("settings.json");
     let out = env.run(
         bins.join("mem-install").to_str().unwrap(),
-        &["--settings", settings.to_str().unwrap()],
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            bins.to_str().unwrap(),
+        ],
         b"",
     );
     assert!(out.status.success(), "{}", show(&out));
     let v: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    let capture = bins.join("mem-capture").display().to_string();
+    let mem = bins.join("mem").display().to_string();
+    let mut stop_command = String::new();
     for ev in ["Stop", "SessionEnd"] {
         let cmds: Vec<String> = v["hooks"][ev][0]["hooks"]
             .as_array()
@@ -958,24 +963,68 @@ fn install_registers_the_pipeline_on_stop_and_session_end() {
             .iter()
             .map(|h| h["command"].as_str().unwrap().to_string())
             .collect();
-        assert!(
-            cmds.iter()
-                .any(|c| c.ends_with("/mem-pipeline --detach") && c.starts_with('/')),
-            "{cmds:?}"
+        // One handler, capture first: the pipeline must find the event that ends the turn.
+        assert_eq!(
+            cmds,
+            [format!("{capture} --hook; {mem} pipeline --detach")],
+            "{ev}"
         );
+        stop_command = cmds[0].clone();
     }
-    let script = bins.join("mem-pipeline");
-    assert!(script.is_file());
-    // The installed script runs from its absolute path with an empty PATH.
-    small_session(&env, "s1", 1);
-    let mut c = Command::new(&script);
+    assert!(
+        !bins.join("mem-pipeline").exists(),
+        "no script is written among the binaries"
+    );
+    // A turn whose Stop arrives through that handler, run as Claude Code runs it (sh -c, the
+    // payload on stdin) with a PATH that holds none of the tools: the Stop is stored, then the
+    // detached pipeline compresses the turn and summarises the session.
+    let base =
+        json!({"session_id": "s1", "cwd": "/tmp/proj", "transcript_path": "/nonexistent.jsonl"});
+    let event = |extra: Value| {
+        let mut b = base.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b.to_string().into_bytes()
+    };
+    env.ok(
+        "mem-capture",
+        &["--hook"],
+        &event(json!({"hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the token refresh race in the auth middleware"})),
+    );
+    env.ok(
+        "mem-capture",
+        &["--hook"],
+        &event(json!({"hook_event_name": "PostToolUse",
+        "tool_name": "Edit", "tool_use_id": "e1",
+        "tool_input": {"file_path": "/tmp/proj/src/auth.rs", "old_string": "a", "new_string": "b"},
+        "tool_response": {"filePath": "/tmp/proj/src/auth.rs"}})),
+    );
+    let mut c = Command::new("/bin/sh");
     c.env_clear();
     for (k, v) in &env.vars {
         c.env(k, v);
     }
-    c.env("PATH", "/usr/bin:/bin");
-    let out = c.output().unwrap();
-    assert!(out.status.success(), "{}", show(&out));
+    c.env("PATH", "/usr/bin:/bin")
+        .args(["-c", &stop_command])
+        .stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let stop =
+        event(json!({"hook_event_name": "Stop", "last_assistant_message": "Fixed the race."}));
+    child.stdin.take().unwrap().write_all(&stop).unwrap();
+    assert!(child.wait().unwrap().success());
+    wait_for(
+        &env,
+        "the detached pipeline summarised the session",
+        |env| {
+            count(
+                env,
+                "SELECT count(*) FROM sessions WHERE summary IS NOT NULL",
+            ) == 1
+        },
+    );
     assert_all_accounted(&env);
-    let _ = std::fs::remove_file(&script);
+    assert_eq!(count(&env, "SELECT count(*) FROM observations"), 1);
+    crate::pipeline::wait_idle(&env);
 }

@@ -310,6 +310,10 @@ fn another_projects_memory_comes_in_labelled_only_when_the_work_at_hand_matches_
     };
     head("add-github-action-for-linting");
     let payload = session_start(repo.to_str().unwrap(), "s", "startup");
+    // Off by default: another project's work never comes in unasked.
+    let text = hook(&env, &["--hook"], &payload, "SessionStart");
+    assert!(listed_ids(&text).is_empty(), "{text}");
+    let env = env.set("MEM_CONTEXT_OTHER_PROJECTS", "1");
     let text = hook(&env, &["--hook"], &payload, "SessionStart");
     let line = listed_ids(&text)
         .into_iter()
@@ -408,14 +412,25 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         );
         assert_eq!(said, "", "{unrelated:?} brought in:\n{said}");
     }
-    // Another project's memory, when it is the relevant one, is labelled.
+    // Another project's memory never comes in unasked, however relevant: the prompt hook
+    // searches the prompt's own project only.
+    let elsewhere = prompt_payload(
+        "/somewhere/else",
+        "Can we add a GitHub Action that runs the tests and linting?",
+    );
+    let said = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &elsewhere,
+        "UserPromptSubmit",
+    );
+    assert_eq!(said, "", "another project's memories leaked in:\n{said}");
+    // Asked for, it comes in labelled.
+    let env = env.set("MEM_CONTEXT_OTHER_PROJECTS", "1");
     let text = hook(
         &env,
         &["--hook", "--prompt"],
-        &prompt_payload(
-            "/somewhere/else",
-            "Can we add a GitHub Action that runs the tests and linting?",
-        ),
+        &elsewhere,
         "UserPromptSubmit",
     );
     assert!(text.contains(&format!("#{want} ")), "{text}");

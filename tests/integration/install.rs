@@ -120,7 +120,106 @@ fn settings_with_comments_are_refused_untouched() {
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("settings.json:2") && err.contains("comments"),
+        err.contains("settings.json:2") && err.contains("comments") && err.contains("--dry-run"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    // What the message suggests works: --dry-run prints memkit's hooks, to merge by hand.
+    let out = env.run(
+        "mem-install",
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            &bin_dir,
+            "--dry-run",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let hooks: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stop = hooks["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(stop.contains("mem-capture --hook"), "{stop}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("by hand"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+}
+
+#[test]
+fn a_symlinked_settings_file_is_written_through_the_link() {
+    let env = Env::new();
+    let dotfiles = env.dir.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(
+        &real,
+        serde_json::to_string_pretty(&user_settings()).unwrap(),
+    )
+    .unwrap();
+    let claude = env.dir.path().join("home/.claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let link = claude.join("settings.json");
+    // A relative link, as dotfile managers make them.
+    std::os::unix::fs::symlink("../../dotfiles/claude-settings.json", &link).unwrap();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is still a link"
+    );
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        std::path::Path::new("../../dotfiles/claude-settings.json")
+    );
+    let installed: Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    assert!(installed["hooks"]["Stop"].is_array(), "{installed}");
+    assert_eq!(installed["model"], "opus");
+    let leftovers: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file left beside the target"
+    );
+    env.ok("mem-install", &["--uninstall"], b"");
+    let restored: Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    assert_eq!(restored, user_settings());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn an_event_that_is_not_a_list_is_an_error_naming_it() {
+    let env = Env::new();
+    let settings = env.dir.path().join("settings.json");
+    let text = "{\"hooks\": {\"Stop\": \"x\", \"Notification\": []}}\n";
+    std::fs::write(&settings, text).unwrap();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    let out = env.run(
+        "mem-install",
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            &bin_dir,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"Stop\"") && err.contains("a string") && err.contains("settings.json"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);

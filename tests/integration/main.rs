@@ -4,12 +4,16 @@
 mod capture;
 mod compress;
 mod context;
+mod e2e;
 mod embed;
 mod install;
+mod pipeline;
 mod records;
+mod robust;
 mod search;
 mod secrets;
 mod tools;
+mod trust;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -144,6 +148,18 @@ impl Env {
             .query_row(sql, [], |r| r.get(0))
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
+}
+
+/// Polls `cond` until it holds, failing with `what` after a minute: for work done by a
+/// detached process, which the test cannot wait for directly.
+pub fn wait_for(env: &Env, what: &str, cond: impl Fn(&Env) -> bool) {
+    for _ in 0..1200 {
+        if cond(env) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("waited a minute, still not true: {what}");
 }
 
 pub fn show(out: &Output) -> String {

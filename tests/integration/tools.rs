@@ -95,7 +95,7 @@ fn a_closed_pipe_is_a_silent_success() {
 }
 
 #[test]
-fn plugin_files_register_the_capture_hook_for_every_event() {
+fn plugin_files_register_the_capture_hook_for_every_event_and_the_pipeline_on_stop() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let plugin: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join(".claude-plugin/plugin.json")).unwrap())
@@ -125,7 +125,13 @@ fn plugin_files_register_the_capture_hook_for_every_event() {
                     .map(|h| h["command"].as_str().unwrap())
             })
             .collect();
-        assert!(cmds.contains(&"mem-capture --hook"), "{ev}: {cmds:?}");
+        // Stop and SessionEnd store the event, then start the pipeline that compresses it: in
+        // one handler, since Claude Code runs an event's handlers in parallel.
+        let capture = match ev {
+            "Stop" | "SessionEnd" => "mem-capture --hook; mem pipeline --detach",
+            _ => "mem-capture --hook",
+        };
+        assert!(cmds.contains(&capture), "{ev}: {cmds:?}");
         let context = match ev {
             "SessionStart" => Some("mem-context --hook"),
             "UserPromptSubmit" => Some("mem-context --hook --prompt"),

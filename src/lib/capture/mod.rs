@@ -12,6 +12,10 @@
 
 pub mod files;
 pub mod redact;
+pub mod spool;
+
+#[cfg(test)]
+mod fuzz;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -64,43 +68,69 @@ impl Policy {
         }
     }
 
+    /// The configured policy; a glob in MEM_EXCLUDE that does not parse is a usage error.
     pub fn from_config(cfg: &Config) -> Result<Policy> {
+        let (policy, bad) = Policy::build(cfg);
+        match bad.into_iter().next() {
+            Some(msg) => Err(Error::Usage(msg)),
+            None => Ok(policy),
+        }
+    }
+
+    /// The configured policy for a hook, which cannot stop to complain: a glob that does not
+    /// parse still excludes the path it spells literally (failing closed: a typo in one pattern
+    /// must not let every excluded project be stored), and each such glob is returned so the
+    /// caller can log it.
+    pub fn for_hook(cfg: &Config) -> (Policy, Vec<String>) {
+        Policy::build(cfg)
+    }
+
+    fn build(cfg: &Config) -> (Policy, Vec<String>) {
         let skip_tools = cfg
             .get_list("skip_tools")
             .unwrap_or_else(|| DEFAULT_SKIP_TOOLS.iter().map(|s| s.to_string()).collect())
             .into_iter()
             .collect();
-        let exclude_src = cfg.get_list("exclude").unwrap_or_default();
-        let exclude = if exclude_src.is_empty() {
-            None
-        } else {
-            let mut b = GlobSetBuilder::new();
-            for g in &exclude_src {
-                b.add(
-                    Glob::new(g)
-                        .map_err(|e| Error::Usage(format!("MEM_EXCLUDE: bad glob {g:?}: {e}")))?,
-                );
+        let mut bad = Vec::new();
+        let mut b = GlobSetBuilder::new();
+        let mut any = false;
+        for raw in cfg.get_list("exclude").unwrap_or_default() {
+            let pattern = normalize_pattern(&raw);
+            let glob = Glob::new(&pattern).or_else(|e| {
+                bad.push(format!(
+                    "MEM_EXCLUDE: bad glob {raw:?}: {e}; excluding that path literally"
+                ));
+                Glob::new(&globset::escape(&pattern))
+            });
+            if let Ok(g) = glob {
+                b.add(g);
+                any = true;
             }
-            Some(
-                b.build()
-                    .map_err(|e| Error::Usage(format!("MEM_EXCLUDE: {e}")))?,
-            )
-        };
-        Ok(Policy {
-            skip_tools,
-            exclude,
-        })
+        }
+        let exclude = any.then(|| b.build().ok()).flatten();
+        (
+            Policy {
+                skip_tools,
+                exclude,
+            },
+            bad,
+        )
     }
 
-    /// A project is excluded when a glob matches its root path, its name, or the directory the
-    /// event came from.
+    /// A project is excluded when a glob matches its root path or name, or the directory the
+    /// event came from, or any directory above either: excluding a directory excludes
+    /// everything under it, git repository or not.
     pub fn excluded(&self, project: &Project, dir: Option<&str>) -> bool {
         let Some(set) = &self.exclude else {
             return false;
         };
-        set.is_match(&project.root)
-            || set.is_match(&project.name)
-            || dir.is_some_and(|d| set.is_match(d))
+        if set.is_match(&project.name) {
+            return true;
+        }
+        let paths = std::iter::once(project.root.as_str()).chain(dir);
+        paths
+            .flat_map(|p| std::path::Path::new(p).ancestors())
+            .any(|a| !a.as_os_str().is_empty() && set.is_match(a))
     }
 
     /// Why a tool call is not queued, if it is not.
@@ -123,6 +153,24 @@ impl Policy {
         }
         None
     }
+}
+
+/// An exclusion pattern as the user meant it: `~/…`, `$HOME/…` and `${HOME}/…` expanded, a
+/// trailing `/` dropped (a directory is excluded with everything under it anyway).
+fn normalize_pattern(raw: &str) -> String {
+    let home = crate::config::home().display().to_string();
+    let mut p = raw.trim().to_string();
+    for prefix in ["~", "$HOME", "${HOME}"] {
+        if p == prefix {
+            p = home.clone();
+        } else if let Some(rest) = p.strip_prefix(&format!("{prefix}/")) {
+            p = format!("{}/{rest}", home.trim_end_matches('/'));
+        }
+    }
+    while p.len() > 1 && p.ends_with('/') {
+        p.pop();
+    }
+    p
 }
 
 /// Queue priority of a tool call: edits and commands matter most, reading and bookkeeping least.

@@ -238,6 +238,12 @@ pub trait ToolArgs: clap::Parser {
 
 /// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status.
 pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
+    // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
+    // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
+    // SAFETY: umask only sets the process's file mode mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
     let args: A = parse_args();
     let mut io = Io::std(prog, args.common());
     // Flush even when the tool failed: records written before the error must reach the pipe.
@@ -263,6 +269,13 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
         return None;
     }
     let home = crate::config::data_home();
+    // A write past the file-size limit must fail like a full disk (and be handled), not kill
+    // the hook with SIGXFSZ.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    crate::config::set_hook(prog);
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&home)));
     let problem = match result {
@@ -282,16 +295,28 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
 
 /// Appends a line to `$MEM_HOME/logs/<prog>.log`, where hooks report what they cannot say on
 /// stdout. Best effort: logging must never be the thing that fails a hook.
+///
+/// When the data home cannot be written (read-only, or not a directory), the line goes to the
+/// logs/ beside the fallback spool (see `capture::spool`), and failing that to stderr, which
+/// Claude Code keeps in its debug log.
 pub fn log_line(home: &Path, prog: &str, level: &str, msg: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = home.join("logs");
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let line = format!("{} {level} {msg}\n", crate::store::now());
+    let append = |dir: &Path| -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(dir.join(format!("{prog}.log")))?
+            .write_all(line.as_bytes())
+    };
     let _ = crate::store::ensure_home(home);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(dir.join(format!("{prog}.log")))
-    {
-        let _ = writeln!(f, "{} {level} {msg}", crate::store::now());
+    let fallback = crate::capture::spool::fallback_dir(home).with_file_name("logs");
+    if append(&home.join("logs")).is_err() && append(&fallback).is_err() {
+        eprint!("{prog}: {line}");
     }
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 use rusqlite::Connection;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::capture::spool::Spool;
 use crate::capture::{self, Origin, Policy, Stored};
 use crate::cli::{self, Common, Io, Outcome};
 use crate::config::{self, Config};
@@ -53,7 +54,7 @@ Redaction applies to every string of a payload, a transcript, a note and a spool
 
 config.toml's [redact] table adjusts this: patterns = [{kind = \"employee_id\", regex = \"EMP-[0-9]{6}\"}] redacts more (the whole match, or its group named secret, as [REDACTED:employee_id]); allow = [\"AKIAIOSFODNN7EXAMPLE\"] lists exact secrets to keep, allow_regex = [\"test_[a-z]+\"] regexes a secret (or the random-looking word holding it) matches whole. A bad entry is a usage error naming it (exit 2); --hook logs it and applies the valid ones.
 
---hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to $MEM_HOME/logs/mem-capture.log and event_log. When the database cannot be written (locked past the wait, read-only) the redacted payload is kept in $MEM_HOME/spool/ and stored by the next run that can.
+--hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to $MEM_HOME/logs/mem-capture.log and event_log. A hook waits at most 0.5 s for the database in all. When it cannot be written (held by another process, full, read-only) the redacted payload is kept in $MEM_HOME/spool/ (when the data home itself cannot be written, in $TMPDIR/memkit-<uid>/<hash of the data home>/spool/) and stored exactly once by the next hook that can, with an event_log row 'spooled'; an event that could not even be spooled leaves an empty marker file that the next run records as 'capture_lost'. MEM_EXCLUDE globs (comma-separated; commas inside {a,b} belong to the glob; ~/ and $HOME/ expanded) exclude a project when they match its root, its name, the event's directory or any directory above them; a glob that does not parse excludes the path it spells (a hook logs it, the other tools refuse it with exit 2); --note in an excluded project stores nothing and exits 2. A lone UTF-16 surrogate escape in a payload or transcript line (a string cut mid-emoji) becomes U+FFFD instead of losing the line.
 
 Transcript import rebuilds what the hooks would have recorded: typed prompts, tool calls paired with their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to their parent session, compaction boundaries as PreCompact, and summary lines as the title of the session they describe. Re-importing adds nothing. Output: one session record per session, then a summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped, unpaired, bad_lines.";
 
@@ -134,11 +135,13 @@ fn run_hook() -> Outcome {
     Outcome::Ok
 }
 
-/// The lock wait of a hook: long enough to ride out a pipeline commit, short enough that a
-/// stuck database costs Claude Code little (the payload is spooled instead).
-const HOOK_BUSY: Duration = Duration::from_millis(3000);
+/// How long a hook may wait for the database in all (opening, migrating, writing): long
+/// enough to ride out a pipeline commit, short enough that a database another process holds
+/// costs Claude Code little; the payload is spooled instead and stored by a later run.
+pub const HOOK_WAIT: Duration = Duration::from_millis(500);
 
 fn hook_inner(home: &Path) -> Result<()> {
+    let deadline = Instant::now() + HOOK_WAIT;
     let mut bytes = Vec::new();
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
@@ -152,15 +155,15 @@ fn hook_inner(home: &Path) -> Result<()> {
     if let Err(e) = capture::redact::configure(&cfg) {
         cli::log_line(home, "mem-capture", "warn", &e.to_string());
     }
-    let policy = Policy::from_config(&cfg).unwrap_or_else(|e| {
-        cli::log_line(home, "mem-capture", "warn", &format!("{e}; using defaults"));
-        Policy::from_config(&Config::env_only(home)).unwrap_or_else(|_| Policy::defaults())
-    });
+    let (policy, bad) = Policy::for_hook(&cfg);
+    for msg in bad {
+        cli::log_line(home, "mem-capture", "warn", &msg);
+    }
     let text = capture::utf8_lossy(&bytes);
     let parsed = if text.trim().is_empty() {
         Err("empty payload on stdin".to_string())
     } else {
-        serde_json::from_str::<Value>(&text)
+        crate::hook::parse_json(&text)
             .map_err(|e| format!("<stdin>:{}: invalid JSON payload: {e}", e.line()))
     };
     let mut value = match parsed {
@@ -182,7 +185,7 @@ fn hook_inner(home: &Path) -> Result<()> {
         key: None,
     };
     let stored = (|| -> Result<Connection> {
-        let mut conn = store::open_with(&cfg.db_path(), HOOK_BUSY)?;
+        let mut conn = store::open_until(&cfg.db_path(), deadline)?;
         store::write_tx(&mut conn, |tx| {
             capture::store_event(
                 tx,
@@ -199,7 +202,9 @@ fn hook_inner(home: &Path) -> Result<()> {
             if payload.event.as_deref() == Some("SessionEnd") {
                 let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
             }
-            drain_spool(home, &conn, &policy);
+            if let Err(e) = Spool::new(home).drain(&conn, &policy) {
+                cli::log_line(home, "mem-capture", "warn", &format!("spool: {e}"));
+            }
             if store::wal_is_large(&conn) {
                 start_checkpoint();
             }
@@ -207,9 +212,14 @@ fn hook_inner(home: &Path) -> Result<()> {
         }
         Err(e) => {
             let mut value = value;
-            value["_memkit"] = json!({"at": origin.at, "project_dir": project.map(|p| p.1)});
-            spool(home, &value)?;
-            Err(Error::Store(format!("{e}; payload spooled")))
+            value["_memkit"] = json!({"at": origin.at, "project_dir": project.map(|p| p.1),
+                                      "why": e.to_string()});
+            let event = payload.event.as_deref().unwrap_or("unknown");
+            let at = Spool::new(home).put(&value, event)?;
+            Err(Error::Store(format!(
+                "{e}; payload spooled to {}",
+                at.display()
+            )))
         }
     }
 }
@@ -231,7 +241,7 @@ fn start_checkpoint() {
 
 /// Records an unusable payload in the log and, when possible, the event_log.
 fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
-    if let Ok(conn) = store::open_with(&cfg.db_path(), HOOK_BUSY) {
+    if let Ok(conn) = store::open_until(&cfg.db_path(), Instant::now() + HOOK_WAIT) {
         let _ = events::log(
             &conn,
             None,
@@ -245,93 +255,6 @@ fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
     Ok(())
 }
 
-fn spool_dir(home: &Path) -> PathBuf {
-    home.join("spool")
-}
-
-fn spool(home: &Path, value: &Value) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = spool_dir(home);
-    std::fs::create_dir_all(&dir)?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let path = dir.join(format!("{nanos:024}-{}.json", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .mode(0o600)
-        .open(&path)?;
-    std::io::Write::write_all(&mut f, value.to_string().as_bytes())?;
-    Ok(())
-}
-
-/// Stores what earlier hooks spooled; each file is removed only after its event is committed.
-fn drain_spool(home: &Path, conn: &Connection, policy: &Policy) {
-    let Ok(rd) = std::fs::read_dir(spool_dir(home)) else {
-        return;
-    };
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    for path in files.into_iter().take(200) {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
-            let _ = std::fs::rename(&path, path.with_extension("bad"));
-            continue;
-        };
-        let meta = value
-            .as_object_mut()
-            .and_then(|o| o.remove("_memkit"))
-            .unwrap_or_default();
-        let at = meta
-            .get("at")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(store::now);
-        let dir = meta
-            .get("project_dir")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let Some(payload) = HookPayload::from_value(value) else {
-            continue;
-        };
-        let project = dir
-            .or_else(|| payload.cwd.clone())
-            .map(|d| project::identify(&d));
-        let origin = Origin {
-            kind: "hook",
-            at,
-            key: None,
-        };
-        let ok = conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(Error::from)
-            .and_then(|_| capture::store_event(conn, policy, &payload, &origin, project.as_ref()))
-            .and_then(|_| conn.execute_batch("COMMIT").map_err(Error::from));
-        match ok {
-            Ok(()) => {
-                let _ = std::fs::remove_file(&path);
-            }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                cli::log_line(
-                    home,
-                    "mem-capture",
-                    "warn",
-                    &format!("spool {}: {e}", path.display()),
-                );
-                return;
-            }
-        }
-    }
-}
-
 fn note(
     io: &mut Io,
     cfg: &Config,
@@ -342,7 +265,9 @@ fn note(
     if text.trim().is_empty() {
         return Err(Error::Usage("--note needs some text".into()));
     }
+    let policy = Policy::from_config(cfg)?;
     let mut conn = store::open(&cfg.db_path())?;
+    let mut excluded_dir = None;
     let pr = match project {
         Some(p) if Path::new(p).is_dir() => Some(project::identify(
             &std::path::absolute(p)?.display().to_string(),
@@ -372,9 +297,21 @@ fn note(
         }
         None => {
             let cwd = std::env::current_dir()?.display().to_string();
-            project_for(Some(&cwd)).map(|p| p.0)
+            project_for(Some(&cwd)).map(|(p, dir)| {
+                // The directory counts too: it may lie under an excluded path inside the repo.
+                excluded_dir = Some(dir);
+                p
+            })
         }
     };
+    if let Some(p) = &pr
+        && policy.excluded(p, excluded_dir.as_deref())
+    {
+        return Err(Error::Usage(format!(
+            "nothing stored: project {} is excluded (MEM_EXCLUDE)",
+            p.root
+        )));
+    }
     let id = store::write_tx(&mut conn, |tx| {
         capture::store_note(tx, text, tags, pr.as_ref())
     })?;
@@ -422,7 +359,7 @@ fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<O
         if line.trim().is_empty() {
             continue;
         }
-        let value = serde_json::from_str::<Value>(line)
+        let value = crate::hook::parse_json(line)
             .map_err(|e| format!("invalid JSON: {e}"))
             .and_then(|v| {
                 if v.is_object() {

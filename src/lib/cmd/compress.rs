@@ -103,7 +103,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.check {
         let conn = store::open(&cfg.db_path())?;
         queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
-        let work = queue::has_work(&conn, &store::now(), open_turn(&cfg))?
+        let work = queue::has_work(&conn, &store::now(), open_turn(&cfg)?)?
             || (!args.no_summaries && !summary::due(&conn)?.is_empty());
         return Ok(if work {
             Outcome::Ok
@@ -112,7 +112,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         });
     }
     let b = backend(io, &cfg, &args)?;
-    let opts = Options::from_config(&cfg);
+    let opts = Options::from_config(&cfg)?;
     match &args.input {
         Some(p) => filter(io, &cfg, b, opts, p),
         None => database(io, &cfg, b, opts, &args),
@@ -120,12 +120,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 }
 
 /// How long a turn without its Stop waits before it is compressed anyway.
-fn open_turn(cfg: &Config) -> chrono::Duration {
-    chrono::Duration::seconds(
-        cfg.get("compress_open_turn_secs")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(600),
-    )
+fn open_turn(cfg: &Config) -> Result<chrono::Duration> {
+    Ok(chrono::Duration::seconds(
+        cfg.get_num("compress_open_turn_secs")?.unwrap_or(600),
+    ))
 }
 
 fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
@@ -154,6 +152,10 @@ fn finish(
 
 fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -> Result<Outcome> {
     let start = Instant::now();
+    // Read before any work, so a bad value stops the run before it changes anything.
+    let raw_days: u32 = cfg
+        .get_num("raw_response_days")?
+        .unwrap_or(RAW_RESPONSE_DAYS);
     let conn = store::open(&cfg.db_path())?;
     let pid = std::process::id() as i64;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -171,6 +173,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     }
     let reclaimed = queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
     counts.insert("reclaimed".into(), reclaimed as u64);
+    let open_turn = open_turn(cfg)?;
     if b.kind != Kind::Heuristic {
         io.info(format!("backend {} ({})", b.kind.name(), b.model));
     }
@@ -179,7 +182,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     loop {
         let now = store::now();
         let rows = tx(&conn, |c| {
-            queue::claim(c, pid, args.sessions_per_round, &now, open_turn(cfg))
+            queue::claim(c, pid, args.sessions_per_round, &now, open_turn)
         })?;
         if rows.is_empty() {
             break;
@@ -265,8 +268,30 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     }
     stats_into(&mut counts, &comp);
     drop(comp);
+    let dropped = drop_raw(cfg, &conn, raw_days)?;
+    counts.insert("raw_dropped".into(), dropped as u64);
     finish(io, &recs, counts, start)?;
     Ok(Outcome::Ok)
+}
+
+/// Days a processed tool capture keeps its raw response (MEM_RAW_RESPONSE_DAYS).
+const RAW_RESPONSE_DAYS: u32 = 7;
+
+/// Drops old raw tool responses (see `queue::drop_raw_responses`). The query reads every
+/// queued payload, so it runs once a day (every run when the days are 0).
+fn drop_raw(cfg: &Config, conn: &Connection, days: u32) -> Result<usize> {
+    let marker = cfg.db_path().with_file_name(".raw-dropped");
+    if !store::daily_due(&marker, days == 0) {
+        return Ok(0);
+    }
+    let now = chrono::Utc::now();
+    let before = (now - chrono::Duration::days(i64::from(days)))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let n = tx(conn, |c| {
+        queue::drop_raw_responses(c, &before, &store::now())
+    })?;
+    store::mark_done(&marker);
+    Ok(n)
 }
 
 fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) -> Result<Outcome> {

@@ -20,7 +20,7 @@ use crate::{Error, Result, project, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-context",
     command: || Args::command(),
-    details: "SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000; 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400 tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first, then by the relevance score's query-free parts (recency, type, overlap with the files changed in the git working tree, same project), one index line each (#id type title · when). Observations of other projects appear only when clearly relevant to the branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current session's own observations come first. A layer that fails or has no data is skipped and the others stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report --obs ID).\n\n--prompt: the memories clearly relevant to the prompt text, at most 500 tokens, or nothing at all. Clearly relevant means the memory contains at least two informative words of the prompt (words that at most 15% of the memories contain; one word when it is the prompt's only informative word and rare) and at least half of the IDF weight of the prompt words that any memory contains (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the prompt's vector is already cached: no model is loaded in a hook.\n\n--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source, prompt) and prints the hook's JSON ({\"hookSpecificOutput\":{\"hookEventName\":…,\"additionalContext\":…}}) or nothing. It never fails Claude Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0, and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.",
+    details: "SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000; 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400 tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first, then by the relevance score's query-free parts (recency, type, overlap with the files changed in the git working tree, same project), one index line each (#id type title · when). Observations of other projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current session's own observations come first. A layer that fails or has no data is skipped and the others stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report --obs ID).\n\n--prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]). Clearly relevant means the memory contains at least two informative words of the prompt (words that at most 15% of the memories contain; one word when it is the prompt's only informative word and rare) and at least half of the IDF weight of the prompt words that any memory contains (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the prompt's vector is already cached: no model is loaded in a hook.\n\n--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source, prompt) and prints the hook's JSON ({\"hookSpecificOutput\":{\"hookEventName\":…,\"additionalContext\":…}}) or nothing. It never fails Claude Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0, and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.",
     examples: &[
         (
             "mem-context",
@@ -83,6 +83,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
     let budget = budget(&cfg, args.budget)?;
+    // Read only when a search runs, where a failure becomes a note: checked up front.
+    thresholds(&cfg)?;
     let dir = std::env::current_dir()?;
     let Some(conn) = store::open_if_present(&cfg.db_path())? else {
         return Ok(io.no_memories(&cfg.db_path()));
@@ -128,22 +130,21 @@ struct Req {
 
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
     match flag {
-        Some(b) => Ok(b),
+        Some(b) => config::check_flag("--budget", "context_tokens", b),
         None => Ok(cfg
             .get_num("context_tokens")?
             .unwrap_or(context::DEFAULT_BUDGET)),
     }
 }
 
-fn thresholds(cfg: &Config) -> Thresholds {
+fn thresholds(cfg: &Config) -> Result<Thresholds> {
     let d = Thresholds::default();
-    Thresholds {
-        coverage: cfg.get_f64("context_prompt_coverage").unwrap_or(d.coverage),
-        terms: cfg
-            .get("context_prompt_terms")
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(d.terms),
-    }
+    Ok(Thresholds {
+        coverage: cfg
+            .get_num("context_prompt_coverage")?
+            .unwrap_or(d.coverage),
+        terms: cfg.get_num("context_prompt_terms")?.unwrap_or(d.terms),
+    })
 }
 
 /// The database is read as it is (`store::open_if_present`): a hook never creates or
@@ -195,7 +196,12 @@ fn session_block(
         (Some(d), true) => project::changed_files(d),
         _ => vec![],
     };
-    let (conn, others, others_note) = match cross_query(req, &files) {
+    let query = if other_projects_allowed(cfg) {
+        cross_query(req, &files)
+    } else {
+        None
+    };
+    let (conn, others, others_note) = match query {
         Some(q) => {
             let searcher = Searcher::open(home, conn, cfg)?;
             let found = other_projects(&searcher, cfg, req, &q);
@@ -242,6 +248,12 @@ fn session_block(
     Ok(())
 }
 
+/// Whether other projects' memories may come in at all (MEM_CONTEXT_OTHER_PROJECTS, off by
+/// default): one project's work showing up in another's session is a leak unless asked for.
+fn other_projects_allowed(cfg: &Config) -> bool {
+    cfg.get_bool("context_other_projects")
+}
+
 /// What the work at hand is about, as words: the branch name and the changed files' names.
 /// `None` when that says nothing (on main with a clean tree).
 fn cross_query(req: &Req, files: &[String]) -> Option<String> {
@@ -277,14 +289,8 @@ fn other_projects(
     req: &Req,
     query: &str,
 ) -> (Vec<context::Other>, Option<String>) {
-    let found = prompt::relevant(
-        s,
-        query,
-        Filters::default(),
-        req.project.clone(),
-        10,
-        thresholds(cfg),
-    );
+    let found = thresholds(cfg)
+        .and_then(|th| prompt::relevant(s, query, Filters::default(), req.project.clone(), 10, th));
     match found {
         Err(e) => (vec![], Some(format!("other projects not searched: {e}"))),
         Ok(rel) => (
@@ -317,14 +323,16 @@ fn prompt_block(
     if text.trim().is_empty() {
         return Ok(());
     }
-    let found = prompt::relevant(
-        s,
-        &text,
-        Filters::default(),
-        req.project.clone(),
-        5,
-        thresholds(cfg),
-    )?;
+    let filters = if other_projects_allowed(cfg) {
+        Filters::default()
+    } else {
+        // No project known, no memories: never guess with another project's.
+        Filters {
+            projects: Some(req.project.iter().cloned().collect()),
+            ..Filters::default()
+        }
+    };
+    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg)?)?;
     if found.is_empty() {
         return Ok(());
     }
@@ -396,7 +404,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         stdin.lock().read_to_end(&mut bytes)?;
     }
     let text = String::from_utf8_lossy(&bytes);
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    let value: Value = crate::hook::parse_json(&text).map_err(|e| {
         Error::input(
             "<stdin>",
             Some(e.line()),
@@ -408,7 +416,10 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
     let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
     let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or(payload.cwd.clone());
     let pr = dir.as_deref().map(project::identify);
-    let policy = crate::capture::Policy::from_config(&cfg)?;
+    let (policy, bad) = crate::capture::Policy::for_hook(&cfg);
+    for msg in bad {
+        cli::log_line(home, "mem-context", "warn", &msg);
+    }
     if let (Some(p), Some(d)) = (&pr, &dir)
         && policy.excluded(p, Some(d))
     {
@@ -438,7 +449,10 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         budget: budget(&cfg, args.budget)?,
         dir: dir.map(std::path::PathBuf::from),
     };
-    let Some(conn) = store::open_if_present(&cfg.db_path())? else {
+    // A database another process holds must not keep the session waiting: give up with no
+    // context rather than late.
+    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
+    let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
         return Ok(None);
     };
     let rec = build(home, &cfg, conn, &req)?;

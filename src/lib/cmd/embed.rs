@@ -69,9 +69,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     let model = args.model.clone().or_else(|| cfg.get("embed_model"));
     let dim = match args.dim {
-        Some(d) => Some(d),
+        Some(d) => Some(config::check_flag("--dim", "embed_dim", d)?),
         None => cfg.get_num("embed_dim")?,
     };
+    // Read after the model is loaded: checked before that wait.
+    cfg.get_num::<u32>("embed_cache_days")?;
     let resolve = |io: &Io| model_dir(io, &cfg, model.as_deref());
     match &args.input {
         Some(p) => filter(io, p, resolve, dim, args.query.as_deref()),
@@ -282,13 +284,7 @@ fn database(
         .unwrap_or(embed::store::CACHE_DAYS);
     // Pruning reads the whole cache: once a day (every run when the days are 0).
     let marker = cfg.db_path().with_file_name(".embed-cache-pruned");
-    let every = std::time::Duration::from_secs(86_400 * u64::from(cache_days.min(1)));
-    let due = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age >= every);
-    let prune = due.then_some(cache_days);
+    let prune = store::daily_due(&marker, cache_days == 0).then_some(cache_days);
     let run = embed::store::embed_database(&mut conn, dir, dim, prune, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
@@ -299,7 +295,7 @@ fn database(
         b.finish_and_clear();
     }
     if prune.is_some() {
-        let _ = std::fs::write(&marker, b"");
+        store::mark_done(&marker);
     }
     if let Some(load) = &run.load {
         io.info(format!("model {}: {load}", dir.display()));

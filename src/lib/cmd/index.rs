@@ -52,7 +52,7 @@ pub struct Args {
     /// Vector storage: f32, f16 or i8 (default: MEM_INDEX_QUANTIZATION, else f16).
     #[arg(long, value_name = "KIND", value_parser = ["f32", "f16", "i8"])]
     pub quantization: Option<String>,
-    /// Indexing threads (default: up to 4).
+    /// Indexing threads (default: up to 4; at most the cores available).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     #[command(flatten)]
@@ -121,7 +121,14 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         opts.quantization = q;
     }
     if let Some(t) = args.threads {
-        opts.threads = t.max(1);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(index::MAX_THREADS);
+        if t > cores {
+            io.warn(format!("--threads {t}: using {cores}, the cores available"));
+        }
+        opts.threads = t.clamp(1, cores);
     }
     let reports = index::update(&conn, &layout, &opts)?;
     let recs: Vec<IndexReport> = reports

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-install",
     command: || Args::command(),
-    details: "The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it) with the previous version kept as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is. memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context, mem-pipeline); they are added as their own matcher groups so that --uninstall removes exactly them and leaves every other hook in place. Running it twice changes nothing the second time.",
+    details: "The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it; a symlinked settings file is written through the link, which stays) with the previous version kept as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is; --dry-run then prints memkit's hooks alone, to merge by hand. An event memkit registers whose value is not a list of matcher groups (\"Stop\": \"x\") is an error naming it, and the file is left as it is. memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context, mem pipeline, and mem-pipeline of earlier versions); they are added as their own matcher groups so that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is installed. Running it twice changes nothing the second time.",
     examples: &[
         ("mem-install", "Add the hooks to ~/.claude/settings.json."),
         (
@@ -57,68 +57,43 @@ impl cli::ToolArgs for Args {
     }
 }
 
-/// The programs whose handlers are memkit's.
+/// The programs whose handlers are memkit's (`mem` only as `mem pipeline`; mem-pipeline is
+/// the script earlier versions registered).
 const OURS: &[&str] = &["mem-capture", "mem-context", "mem-pipeline"];
 
-/// (event, tool, arguments, timeout in seconds). A tool that is not installed is left out.
-const HOOKS: &[(&str, &str, &str, u32)] = &[
-    ("SessionStart", "mem-capture", "--hook", 10),
-    ("SessionStart", "mem-context", "--hook", 10),
-    ("UserPromptSubmit", "mem-capture", "--hook", 10),
-    ("UserPromptSubmit", "mem-context", "--hook --prompt", 10),
-    ("PostToolUse", "mem-capture", "--hook", 10),
-    ("PostToolUseFailure", "mem-capture", "--hook", 10),
-    ("PreCompact", "mem-capture", "--hook", 10),
-    ("SubagentStop", "mem-capture", "--hook", 10),
-    ("Stop", "mem-capture", "--hook", 10),
-    ("Stop", "mem-pipeline", "--detach", 10),
-    ("SessionEnd", "mem-capture", "--hook", 10),
-    ("SessionEnd", "mem-pipeline", "--detach", 10),
+/// (event, the programs one handler runs in turn with their arguments, timeout in seconds).
+/// A program that is not installed is left out of its handler.
+///
+/// Stop and SessionEnd run capture, then the pipeline, in one handler: Claude Code runs an
+/// event's handlers in parallel, and the pipeline must find the Stop that closes the turn
+/// stored, or the turn waits for the next one.
+/// A program and its arguments, as a hook command runs it.
+type Program = (&'static str, &'static str);
+
+const HOOKS: &[(&str, &[Program], u32)] = &[
+    ("SessionStart", &[("mem-capture", "--hook")], 10),
+    ("SessionStart", &[("mem-context", "--hook")], 10),
+    ("UserPromptSubmit", &[("mem-capture", "--hook")], 10),
+    (
+        "UserPromptSubmit",
+        &[("mem-context", "--hook --prompt")],
+        10,
+    ),
+    ("PostToolUse", &[("mem-capture", "--hook")], 10),
+    ("PostToolUseFailure", &[("mem-capture", "--hook")], 10),
+    ("PreCompact", &[("mem-capture", "--hook")], 10),
+    ("SubagentStop", &[("mem-capture", "--hook")], 10),
+    (
+        "Stop",
+        &[("mem-capture", "--hook"), ("mem", "pipeline --detach")],
+        10,
+    ),
+    (
+        "SessionEnd",
+        &[("mem-capture", "--hook"), ("mem", "pipeline --detach")],
+        10,
+    ),
 ];
-
-/// scripts/mem-pipeline, carried in the binary so that mem-install can put it where the hooks
-/// find it, whatever way memkit was installed.
-pub const PIPELINE_SCRIPT: &str = include_str!("../../../scripts/mem-pipeline");
-
-/// The script as installed: it remembers the directory of the memkit binaries.
-pub fn pipeline_script(bin_dir: &Path) -> String {
-    PIPELINE_SCRIPT.replacen(
-        "MEMKIT_BIN_DIR_DEFAULT=\"\"",
-        &format!(
-            "MEMKIT_BIN_DIR_DEFAULT={}",
-            shell_quote(&bin_dir.display().to_string())
-        ),
-        1,
-    )
-}
-
-/// Where mem-pipeline lives: beside the binaries when that directory is writable (or it is
-/// already there and current), else `$MEM_HOME/bin`. Writes it unless `dry_run`.
-pub fn install_pipeline(bin_dir: &Path, dry_run: bool) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let text = pipeline_script(bin_dir);
-    let beside = bin_dir.join("mem-pipeline");
-    let fallback_dir = crate::config::data_home().join("bin");
-    for dir in [bin_dir.to_path_buf(), fallback_dir] {
-        let path = dir.join("mem-pipeline");
-        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) || dry_run {
-            return Ok(if dry_run { beside } else { path });
-        }
-        let tmp = dir.join(format!(".mem-pipeline.tmp-{}", std::process::id()));
-        let ok = std::fs::create_dir_all(&dir).is_ok()
-            && std::fs::write(&tmp, &text).is_ok()
-            && std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).is_ok()
-            && std::fs::rename(&tmp, &path).is_ok();
-        if ok {
-            return Ok(path);
-        }
-        let _ = std::fs::remove_file(&tmp);
-    }
-    Err(Error::other(format!(
-        "cannot write mem-pipeline into {} or $MEM_HOME/bin",
-        bin_dir.display()
-    )))
-}
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -148,7 +123,21 @@ fn is_ours(handler: &Value) -> bool {
     handler
         .get("command")
         .and_then(Value::as_str)
-        .is_some_and(|c| OURS.contains(&program_of(c).as_str()))
+        .is_some_and(|c| {
+            let program = program_of(c);
+            OURS.contains(&program.as_str())
+                || (program == "mem" && command_args(c).starts_with("pipeline"))
+        })
+}
+
+/// What follows a hook command's program (as `program_of` finds it).
+fn command_args(command: &str) -> &str {
+    let c = command.trim_start();
+    let rest = match c.chars().next() {
+        Some(q @ ('\'' | '"')) => c[1..].split_once(q).map(|x| x.1).unwrap_or(""),
+        _ => c.split_once(char::is_whitespace).map(|x| x.1).unwrap_or(""),
+    };
+    rest.trim_start()
 }
 
 /// Removes memkit's handlers; groups and events that only held them go too. Returns how many.
@@ -175,25 +164,56 @@ pub fn remove_ours(hooks: &mut Map<String, Value>) -> usize {
     removed
 }
 
-/// Adds memkit's handlers as one matcher group per event.
-pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path, pipeline: Option<&Path>) -> usize {
-    let mut added = 0;
-    for (event, tool, args, timeout) in HOOKS {
-        let path = match (*tool, pipeline) {
-            ("mem-pipeline", Some(p)) => p.to_path_buf(),
-            _ => bin_dir.join(tool),
+/// The events memkit registers whose value in `hooks` is not a list of matcher groups: Claude
+/// Code would not run a handler added there, so the install stops instead of skipping them.
+fn check_events(hooks: &Map<String, Value>) -> std::result::Result<(), String> {
+    for (event, _, _) in HOOKS {
+        let kind = match hooks.get(*event) {
+            None | Some(Value::Array(_)) => continue,
+            Some(Value::Null) => "null",
+            Some(Value::Bool(_)) => "a boolean",
+            Some(Value::Number(_)) => "a number",
+            Some(Value::String(_)) => "a string",
+            Some(Value::Object(_)) => "an object",
         };
-        let pending_pipeline = *tool == "mem-pipeline" && pipeline.is_some();
-        if !(path.is_file() || pending_pipeline) {
+        return Err(format!(
+            "\"hooks\".\"{event}\" is {kind}, not a list of matcher groups ([{{\"matcher\": …, \"hooks\": […]}}]); fix or remove it and run mem-install again (the file is left as it is)"
+        ));
+    }
+    Ok(())
+}
+
+/// Adds memkit's handlers as one matcher group per event (groups that hold only memkit's
+/// handlers are reused). Returns how many handlers were added.
+pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path) -> usize {
+    let mut added = 0;
+    for (event, programs, timeout) in HOOKS {
+        let parts: Vec<String> = programs
+            .iter()
+            .filter(|(tool, _)| {
+                bin_dir.join(tool).is_file()
+                    // The pipeline drives mem-compress: register it only where that is.
+                    && (*tool != "mem" || bin_dir.join("mem-compress").is_file())
+            })
+            .map(|(tool, args)| {
+                format!(
+                    "{} {args}",
+                    shell_quote(&bin_dir.join(tool).display().to_string())
+                )
+            })
+            .collect();
+        if parts.is_empty() {
             continue;
         }
-        let command = format!("{} {args}", shell_quote(&path.display().to_string()));
-        let groups = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
-        let Some(arr) = groups.as_array_mut() else {
-            continue;
+        let command = parts.join("; ");
+        let Some(arr) = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+        else {
+            continue; // refused earlier by check_events
         };
         let handler = json!({"type": "command", "command": command, "timeout": timeout});
-        // Reuse the group added for an earlier tool on the same event.
         if let Some(g) = arr.iter_mut().find(|g| {
             g.get("hooks")
                 .and_then(Value::as_array)
@@ -206,6 +226,36 @@ pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path, pipeline: Option
         added += 1;
     }
     added
+}
+
+/// memkit's hooks alone, as a settings object: what --dry-run shows for a file it cannot
+/// rewrite, for merging by hand.
+fn ours_only(bin_dir: &Path) -> Value {
+    let mut hooks = Map::new();
+    add_ours(&mut hooks, bin_dir);
+    json!({ "hooks": hooks })
+}
+
+/// Follows `path` through symlinks to the file they name (which may not exist yet), so that
+/// writing it replaces the target and keeps the links.
+fn resolve_links(path: &Path) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
 }
 
 fn settings_path(args: &Args) -> Result<PathBuf> {
@@ -236,26 +286,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::input(&name, None, e)),
     };
-    let mut root: Value = match &original {
-        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(|e| {
-            Error::input(
-                &name,
-                Some(e.line()),
-                format!(
-                    "not plain JSON ({e}); settings with comments or trailing commas are left untouched: remove them, or add the hooks by hand (mem-install --dry-run shows them)"
-                ),
-            )
-        })?,
-        _ => json!({}),
-    };
-    let obj = root
-        .as_object_mut()
-        .ok_or_else(|| Error::input(&name, None, "settings are not a JSON object"))?;
-    let hooks_val = obj.entry("hooks").or_insert_with(|| json!({}));
-    let hooks = hooks_val
-        .as_object_mut()
-        .ok_or_else(|| Error::input(&name, None, "\"hooks\" is not an object"))?;
-    let removed = remove_ours(hooks);
     let bin_dir = match &args.bin_dir {
         Some(d) => std::path::absolute(d)?,
         None => std::env::current_exe()?
@@ -265,22 +295,52 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 Error::other("cannot tell where the memkit binaries are; use --bin-dir")
             })?,
     };
+    let mut root: Value = match &original {
+        Some(t) if !t.trim().is_empty() => match serde_json::from_str(t) {
+            Ok(v) => v,
+            Err(e) if args.dry_run && !args.uninstall => {
+                io.warn(format!(
+                    "{name}:{}: not plain JSON ({e}); these are memkit's hooks, to merge into it by hand",
+                    e.line()
+                ));
+                let ours = ours_only(&bin_dir);
+                if ours["hooks"].as_object().is_none_or(Map::is_empty) {
+                    return Err(no_tools(&bin_dir));
+                }
+                let text = serde_json::to_string_pretty(&ours)? + "\n";
+                std::io::Write::write_all(&mut io.out, text.as_bytes())?;
+                return Ok(Outcome::Ok);
+            }
+            Err(e) => {
+                return Err(Error::input(
+                    &name,
+                    Some(e.line()),
+                    format!(
+                        "not plain JSON ({e}); settings with comments or trailing commas are left untouched: remove them, or add memkit's hooks by hand (mem-install --dry-run prints them)"
+                    ),
+                ));
+            }
+        },
+        _ => json!({}),
+    };
+    let obj = root
+        .as_object_mut()
+        .ok_or_else(|| Error::input(&name, None, "settings are not a JSON object"))?;
+    let hooks_val = obj.entry("hooks").or_insert_with(|| json!({}));
+    let hooks = hooks_val
+        .as_object_mut()
+        .ok_or_else(|| Error::input(&name, None, "\"hooks\" is not an object"))?;
+    if !args.uninstall {
+        check_events(hooks).map_err(|msg| Error::input(&name, None, msg))?;
+    }
+    let removed = remove_ours(hooks);
     let added = if args.uninstall {
         0
     } else {
-        // The pipeline drives mem-compress: install it only where mem-compress is.
-        let pipeline = if bin_dir.join("mem-compress").is_file() {
-            Some(install_pipeline(&bin_dir, args.dry_run)?)
-        } else {
-            None
-        };
-        add_ours(hooks, &bin_dir, pipeline.as_deref())
+        add_ours(hooks, &bin_dir)
     };
     if !args.uninstall && added == 0 {
-        return Err(Error::Usage(format!(
-            "no memkit tools found in {}; use --bin-dir",
-            bin_dir.display()
-        )));
+        return Err(no_tools(&bin_dir));
     }
     if hooks.is_empty() {
         obj.remove("hooks");
@@ -318,12 +378,21 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// Backs up the old file, writes a temporary file beside it and renames it into place.
+fn no_tools(bin_dir: &Path) -> Error {
+    Error::Usage(format!(
+        "no memkit tools found in {}; use --bin-dir",
+        bin_dir.display()
+    ))
+}
+
+/// Backs up the old file beside `path`, then writes a temporary file beside the file `path`
+/// names (through any symlinks, which stay as they are) and renames it over that file.
 fn write_atomic(path: &Path, original: Option<&str>, text: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let target = resolve_links(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mode = std::fs::metadata(path)
+    let mode = std::fs::metadata(&target)
         .map(|m| m.permissions().mode())
         .unwrap_or(0o644);
     if let Some(o) = original {
@@ -331,12 +400,12 @@ fn write_atomic(path: &Path, original: Option<&str>, text: &str) -> Result<()> {
         bak.push(".memkit.bak");
         std::fs::write(&bak, o)?;
     }
-    let mut tmp = path.as_os_str().to_owned();
+    let mut tmp = target.as_os_str().to_owned();
     tmp.push(format!(".memkit-tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, text)?;
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
+    std::fs::rename(&tmp, &target).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })?;
     Ok(())

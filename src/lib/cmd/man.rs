@@ -14,7 +14,10 @@ const EXIT_STATUS: &[(&str, &str)] = &[
         "1",
         "Nothing found, or a result below the requested threshold.",
     ),
-    ("2", "Usage error: unknown flag, bad value."),
+    (
+        "2",
+        "Usage error: unknown flag, bad value, or a setting (MEM_* variable or config.toml) out of its range; a hook logs a bad setting and uses its default instead.",
+    ),
     (
         "3",
         "Bad input: a record or file that cannot be read; the message names it and its line.",
@@ -58,7 +61,19 @@ pub fn render(tool: &Tool) -> String {
         }
     }
     section(&mut out, "EXIT STATUS", EXIT_STATUS);
-    section(&mut out, "ENVIRONMENT", ENV_VARS);
+    // Numeric settings say what they accept (config::NUMBERS).
+    let env: Vec<(&str, String)> = ENV_VARS
+        .iter()
+        .map(|(var, text)| {
+            let key = var.strip_prefix("MEM_").unwrap_or("").to_ascii_lowercase();
+            match crate::config::Bounds::of(&key) {
+                Some(b) => (*var, format!("{text} Accepted: {}.", b.describe())),
+                None => (*var, text.to_string()),
+            }
+        })
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    section(&mut out, "ENVIRONMENT", &env);
     section(
         &mut out,
         "FILES",

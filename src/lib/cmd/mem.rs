@@ -6,17 +6,27 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::{self, Common, Io, Outcome};
-use crate::{Error, Result};
+use crate::config::{self, Config};
+use crate::pipeline::{self, Ran};
+use crate::{Error, Result, store};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem",
     command: || Args::command(),
-    details: "mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status is the tool's.",
+    details: "mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status is the tool's.\n\nmem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index, each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that name. MEM_DISABLE=1 makes it a no-op.\n\nmem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone can miss the latest captures: restore by copying FILE over mem.db while nothing runs.",
     examples: &[
         ("mem help", "List the installed tools."),
         (
             "mem capture --note 'use pnpm, not npm'",
             "Same as mem-capture --note ….",
+        ),
+        (
+            "mem pipeline --detach",
+            "Compress, embed and index what is pending, in the background.",
+        ),
+        (
+            "mem backup ~/backups/memkit-$(date +%F).db",
+            "A safe copy of the database, taken while sessions run.",
         ),
         (
             "mem completions bash > ~/.local/share/bash-completion/completions/mem",
@@ -41,6 +51,13 @@ pub enum Cmd {
     Help { tool: Option<String> },
     /// Print the version.
     Version,
+    /// Compress, embed and index what is pending, under a lock, until nothing is left.
+    Pipeline(PipelineArgs),
+    /// Write a consistent copy of the database (what its WAL holds included) to FILE.
+    Backup {
+        /// Where the copy goes (replaced if it exists).
+        file: PathBuf,
+    },
     /// Print shell completions for every tool.
     Completions { shell: clap_complete::Shell },
     /// Write the man pages into a directory (used to refresh man/man1).
@@ -49,6 +66,16 @@ pub enum Cmd {
     /// Run mem-TOOL with the remaining arguments.
     #[command(external_subcommand)]
     External(Vec<String>),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PipelineArgs {
+    /// Start the run in its own session and return at once (what the Stop hook runs).
+    #[arg(long)]
+    pub detach: bool,
+    /// The detached run itself (started by --detach): logs only to the pipeline log.
+    #[arg(long, hide = true, conflicts_with = "detach")]
+    pub detached: bool,
 }
 
 impl cli::ToolArgs for Args {
@@ -91,7 +118,17 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 text += &format!("  {:<10} {}\n", r[0], r[1]);
             }
             text += "\nalso: mem help TOOL · mem version · mem completions SHELL · man mem-TOOL\n";
+            text += "upkeep: mem pipeline [--detach] · mem backup FILE\n";
             std::io::Write::write_all(&mut io.out, text.as_bytes())?;
+            Ok(Outcome::Ok)
+        }
+        Some(Cmd::Help { tool: Some(t) }) if BUILTINS.contains(&t.as_str()) => {
+            let mut cmd = Args::command();
+            let sub = cmd
+                .find_subcommand_mut(&t)
+                .expect("a built-in is a subcommand");
+            let help = sub.render_long_help().to_string();
+            std::io::Write::write_all(&mut io.out, help.as_bytes())?;
             Ok(Outcome::Ok)
         }
         Some(Cmd::Help { tool: Some(t) }) => exec(
@@ -109,6 +146,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             std::io::Write::write_all(&mut io.out, &super::man::completions(shell))?;
             Ok(Outcome::Ok)
         }
+        Some(Cmd::Pipeline(p)) => pipeline(p, io),
+        Some(Cmd::Backup { file }) => backup(&file, io),
         Some(Cmd::GenMan { dir }) => {
             write_man_pages(&dir)?;
             Ok(Outcome::Ok)
@@ -122,10 +161,119 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
 }
 
+/// The subcommands `mem` runs itself rather than as `mem-NAME`.
+const BUILTINS: &[&str] = &["pipeline", "backup"];
+
+/// The path this binary was started by, made absolute, when it was started by a path rather
+/// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory
+/// of links to the tools is where the other tools are.
+fn invoked_path() -> Option<PathBuf> {
+    let p = PathBuf::from(std::env::args_os().next()?);
+    (p.components().count() > 1)
+        .then(|| std::path::absolute(&p).ok())
+        .flatten()
+}
+
+/// Where the pipeline looks for its stages before PATH: the directory mem was run from (else
+/// the one it is in), then MEM_BIN_DIR.
+fn tool_dirs(home: &Path) -> Vec<PathBuf> {
+    let beside = invoked_path()
+        .or_else(|| std::env::current_exe().ok())
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
+    beside
+        .into_iter()
+        .chain(cfg.get("bin_dir").map(PathBuf::from))
+        .collect()
+}
+
+fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
+    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+        return Ok(Outcome::Ok);
+    }
+    let home = config::data_home();
+    if args.detach {
+        // What the Stop hook runs: like every hook it never fails Claude Code; a run that
+        // cannot start is logged and the next Stop tries again.
+        let started = std::env::current_exe()
+            .map_err(Error::from)
+            .and_then(|exe| {
+                let arg0 = invoked_path().unwrap_or_else(|| PathBuf::from("mem"));
+                pipeline::detach(&home, &exe, arg0.as_os_str(), &["pipeline", "--detached"])
+            });
+        if let Err(e) = started {
+            let msg = format!("cannot start a detached run: {e}");
+            pipeline::log(
+                &home,
+                &format!("mem pipeline[{}]", std::process::id()),
+                &msg,
+            );
+            io.warn(msg);
+        }
+        return Ok(Outcome::Ok);
+    }
+    let who = format!("mem pipeline[{}]", std::process::id());
+    // The detached run's stderr is the log itself: it writes each line once, there.
+    let echo = !args.detached && !io.quiet;
+    let mut report = |line: &str| {
+        pipeline::log(&home, &who, line);
+        if echo {
+            eprintln!("{}: pipeline: {line}", io.prog);
+        }
+    };
+    let ran =
+        pipeline::stages(&tool_dirs(&home)).and_then(|s| pipeline::run(&home, &s, &mut report));
+    let err = match ran {
+        Ok(Ran::Busy) => {
+            io.info("another run holds the lock and takes what is pending");
+            return Ok(Outcome::Ok);
+        }
+        Ok(Ran::Done { failed, .. }) if failed.is_empty() => return Ok(Outcome::Ok),
+        Ok(Ran::Done { failed, .. }) => {
+            let names: Vec<String> = failed
+                .iter()
+                .map(|(n, why)| format!("{n} ({why})"))
+                .collect();
+            Error::other(format!(
+                "failed: {}; see {}",
+                names.join(", "),
+                pipeline::log_path(&home).display()
+            ))
+        }
+        Err(e) => {
+            pipeline::log(&home, &who, &format!("error: {e}"));
+            e
+        }
+    };
+    // Nobody waits for a detached run's status: the log has said it all.
+    if args.detached {
+        Ok(Outcome::Ok)
+    } else {
+        Err(err)
+    }
+}
+
+fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
+    let home = config::data_home();
+    let db = Config::load(&home)?.db_path();
+    if !db.exists() {
+        return Ok(io.no_memories(&db));
+    }
+    let bytes = store::backup::backup(&db, file)?;
+    if !io.quiet {
+        eprintln!("{}: backup: {} ({bytes} bytes)", io.prog, file.display());
+    }
+    Ok(Outcome::Ok)
+}
+
 pub fn write_man_pages(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     for t in super::ALL {
-        std::fs::write(dir.join(format!("{}.1", t.name)), super::man::render(t))?;
+        let path = dir.join(format!("{}.1", t.name));
+        std::fs::write(&path, super::man::render(t))?;
+        // Documentation is for everyone, whatever the private umask of memkit's tools.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
     }
     Ok(())
 }

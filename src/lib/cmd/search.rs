@@ -105,11 +105,11 @@ pub struct Args {
     /// Files being worked on, comma-separated (ranking; default: git's changed files).
     #[arg(long, value_name = "F,G", value_delimiter = ',')]
     pub files: Option<Vec<String>>,
-    /// How many hits.
+    /// How many hits (at most 10000).
     #[arg(long, short = 'n', default_value_t = 10)]
     pub limit: usize,
     /// Drop hits scoring below this.
-    #[arg(long, value_name = "SCORE")]
+    #[arg(long, value_name = "SCORE", value_parser = finite)]
     pub min_score: Option<f64>,
     /// probe: id, score, title and one line; full: everything.
     #[arg(long, value_enum, default_value_t = Mode::Full)]
@@ -125,6 +125,25 @@ pub struct Args {
     pub no_model: bool,
     #[command(flatten)]
     pub common: Common,
+}
+
+/// A finite number (`NaN` or `inf` would silently drop every hit or none).
+fn finite(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("{s:?} is not a finite number")),
+    }
+}
+
+/// The limit actually used, with a warning when the asked one is past the cap.
+fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
+    if limit > search::MAX_LIMIT {
+        io.warn(format!(
+            "{what} {limit}: at most {} hits are returned",
+            search::MAX_LIMIT
+        ));
+    }
+    limit.min(search::MAX_LIMIT)
 }
 
 /// One line of `--batch` input.
@@ -228,6 +247,9 @@ fn build_request(
             "empty query: give some words to look for".into(),
         ));
     }
+    if min_score.is_some_and(|m| !m.is_finite()) {
+        return Err(Error::Usage("min_score: not a finite number".into()));
+    }
     let kinds: Vec<String> = kinds.into_iter().map(|k| k.trim().to_lowercase()).collect();
     for k in &kinds {
         if !crate::record::OBSERVATION_TYPES.contains(&k.as_str()) && k != "session" {
@@ -321,6 +343,9 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 .map_err(|e| Error::Usage(format!("{flag}: {e}")))?;
         }
     }
+    let limit = capped_limit(io, "--limit", args.limit);
+    // Bad settings are reported even before there is a database to search.
+    search::Weights::from_config(&cfg)?;
     let Some(conn) = open_db(&cfg.db_path())? else {
         return Ok(io.no_memories(&cfg.db_path()));
     };
@@ -350,7 +375,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         args.before.clone(),
         args.session.clone(),
         args.files.clone(),
-        args.limit,
+        limit,
         args.min_score,
         args.mode == Mode::Probe,
         args.explain,
@@ -469,7 +494,9 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             q.before.or(args.before.clone()),
             q.session.or(args.session.clone()),
             q.files.map(ListArg::into_vec).or(args.files.clone()),
-            q.limit.unwrap_or(args.limit),
+            q.limit
+                .map(|l| capped_limit(io, &format!("{name}:{}: limit", i + 1), l))
+                .unwrap_or(args.limit.min(search::MAX_LIMIT)),
             q.min_score.or(args.min_score),
             probe,
             q.explain.unwrap_or(args.explain),

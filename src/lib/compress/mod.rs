@@ -252,21 +252,17 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn from_config(cfg: &Config) -> Options {
-        Options {
+    /// The settings, each checked (`config::NUMBERS`): a bad one is a usage error, never a
+    /// silent default (an unreadable daily cap must not turn the cap off).
+    pub fn from_config(cfg: &Config) -> Result<Options> {
+        Ok(Options {
             prompt_tokens: cfg
-                .get("llm_prompt_tokens")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_PROMPT_TOKENS)
-                .max(1000),
-            backoff: Duration::from_millis(
-                cfg.get("llm_backoff_ms")
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(1000),
-            ),
-            daily_tokens: cfg.get("llm_daily_tokens").and_then(|v| v.parse().ok()),
+                .get_num("llm_prompt_tokens")?
+                .unwrap_or(DEFAULT_PROMPT_TOKENS),
+            backoff: Duration::from_millis(cfg.get_num("llm_backoff_ms")?.unwrap_or(1000)),
+            daily_tokens: cfg.get_num("llm_daily_tokens")?,
             max_output_tokens: 2048,
-        }
+        })
     }
 }
 

@@ -56,6 +56,10 @@ fn text_of_content(c: &Value) -> Option<String> {
     }
 }
 
+/// How much of a transcript's end is read for its last messages: a long session's last turn
+/// is in there, and a huge or endless file costs no more.
+const TRANSCRIPT_TAIL: u64 = 8 << 20;
+
 /// The last typed user message and last assistant text of a transcript file, redacted (the
 /// transcript is Claude Code's, not a capture: nothing in it was redacted yet).
 pub fn last_messages(path: &Path) -> (Option<String>, Option<String>) {
@@ -65,7 +69,7 @@ pub fn last_messages(path: &Path) -> (Option<String>, Option<String>) {
 }
 
 fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(bytes) = crate::transcript::read_regular(path, TRANSCRIPT_TAIL, true) else {
         return (None, None);
     };
     let text = String::from_utf8_lossy(&bytes);
@@ -74,7 +78,7 @@ fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
         if user.is_some() && assistant.is_some() {
             break;
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let Ok(v) = crate::hook::parse_json(line) else {
             continue;
         };
         if v["isSidechain"].as_bool() == Some(true) || v["isMeta"].as_bool() == Some(true) {

@@ -163,6 +163,21 @@ fn create(dir: &Path) -> Result<Index> {
     Index::create_in_dir(dir, schema).map_err(|e| index_err("bm25 index", e))
 }
 
+/// Puts the finished index `new` in the place of `dir`. Until then a rebuild that fails (or is
+/// killed) leaves the previous index as it was; searchers holding its files keep reading them.
+fn replace(new: &Path, dir: &Path) -> Result<()> {
+    let old = dir.with_file_name("bm25.old");
+    if old.exists() {
+        std::fs::remove_dir_all(&old)?;
+    }
+    if dir.exists() {
+        std::fs::rename(dir, &old)?;
+    }
+    std::fs::rename(new, dir)?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
 /// Brings the BM25 index up to date; returns the report and every distinct tag.
 pub fn update(
     conn: &Connection,
@@ -195,19 +210,21 @@ pub fn update(
             }
         }
     };
-    let (index, have) = match existing {
-        Some((b, keys)) => (b.index, keys),
+    let (index, have, fresh) = match existing {
+        Some((b, keys)) => (b.index, keys, None),
         None => {
             rep.rebuilt = true;
             state.tags.clear();
             state.obs_updated_at = None;
             state.sessions.clear();
-            (create(&dir)?, HashMap::new())
+            // Built beside the current index and swapped in once committed.
+            let new = dir.with_file_name("bm25.new");
+            (create(&new)?, HashMap::new(), Some(new))
         }
     };
     let (_, fields) = schema();
     let threads = if have.is_empty() {
-        opts.threads.max(1)
+        opts.threads.clamp(1, super::MAX_THREADS)
     } else {
         1
     };
@@ -301,6 +318,10 @@ pub fn update(
     writer
         .wait_merging_threads()
         .map_err(|e| index_err("bm25 merge", e))?;
+    drop(index);
+    if let Some(new) = fresh {
+        replace(&new, &dir)?;
+    }
     state.obs_updated_at = max_updated;
     state.sessions = seen_sessions;
     state.docs = db_keys.len() as u64;

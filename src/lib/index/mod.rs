@@ -45,6 +45,10 @@ pub struct Doc {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct State {
     pub version: u32,
+    /// `store::database_id` of the database indexed: a state of another database (or of none
+    /// recorded) is not this database's, whatever its keys say.
+    #[serde(default)]
+    pub database_id: Option<String>,
     /// Largest `observations.updated_at` indexed into BM25.
     #[serde(default)]
     pub obs_updated_at: Option<String>,
@@ -78,6 +82,9 @@ pub struct VectorState {
 }
 
 pub const STATE_VERSION: u32 = 1;
+
+/// Why an index is not used when its state names another database.
+pub const FOREIGN: &str = "index of another database";
 
 /// Paths of the index directory.
 #[derive(Debug, Clone)]
@@ -117,6 +124,20 @@ impl Layout {
         let text = std::fs::read(self.state()).ok()?;
         let s: State = serde_json::from_slice(&text).ok()?;
         (s.version == STATE_VERSION).then_some(s)
+    }
+
+    /// The state when it belongs to the database `conn`; otherwise why not (the indexes are
+    /// then another database's, or their state is missing or unreadable, and none is trusted).
+    pub fn state_for(&self, conn: &Connection) -> Result<std::result::Result<State, String>> {
+        let Some(s) = self.load_state() else {
+            return Ok(Err("no index state".into()));
+        };
+        let id = crate::store::database_id(conn)?;
+        Ok(if id.is_some() && s.database_id == id {
+            Ok(s)
+        } else {
+            Err(FOREIGN.into())
+        })
     }
 
     pub fn save_state(&self, s: &State) -> Result<()> {
@@ -320,6 +341,9 @@ impl Check {
     }
 }
 
+/// Most indexing threads (tantivy's own limit); more only cost memory.
+pub const MAX_THREADS: usize = 8;
+
 /// Options of an index run.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -348,13 +372,14 @@ impl Default for Options {
 /// Brings every index up to date with the database.
 pub fn update(conn: &Connection, layout: &Layout, opts: &Options) -> Result<Vec<Report>> {
     std::fs::create_dir_all(&layout.dir)?;
-    let prev = if opts.rebuild {
-        None
-    } else {
-        layout.load_state()
+    let (prev, why) = match layout.state_for(conn)? {
+        _ if opts.rebuild => (None, None),
+        Ok(s) => (Some(s), None),
+        Err(why) => (None, Some(why)),
     };
     let mut state = prev.clone().unwrap_or(State {
         version: STATE_VERSION,
+        database_id: crate::store::database_id(conn)?,
         ..State::default()
     });
     let mut reports = Vec::new();
@@ -362,8 +387,15 @@ pub fn update(conn: &Connection, layout: &Layout, opts: &Options) -> Result<Vec<
     state.tags = tags;
     reports.push(rep);
     reports.extend(vectors::update(conn, layout, &mut state, opts)?);
+    if why.as_deref() == Some(FOREIGN) {
+        for r in reports.iter_mut().filter(|r| r.rebuilt) {
+            r.reason = Some(FOREIGN.into());
+        }
+    }
     state.updated_at = Some(crate::store::now());
     layout.save_state(&state)?;
+    // Indexes made by an older memkit (or before the process umask was set) were 0755/0644.
+    crate::store::tighten(&layout.dir);
     Ok(reports)
 }
 
@@ -371,6 +403,14 @@ pub fn update(conn: &Connection, layout: &Layout, opts: &Options) -> Result<Vec<
 pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
     let mut out = vec![bm25::check(conn, layout)?];
     out.extend(vectors::check(conn, layout)?);
+    // Matching keys prove nothing when the index was built for another database.
+    if let Err(why) = layout.state_for(conn)?
+        && why == FOREIGN
+    {
+        for c in &mut out {
+            c.error.get_or_insert_with(|| FOREIGN.into());
+        }
+    }
     Ok(out)
 }
 

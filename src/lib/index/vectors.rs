@@ -274,7 +274,7 @@ pub fn update(
                 rep.added += 1;
             }
         }
-        let threads = opts.threads.max(1);
+        let threads = opts.threads.clamp(1, super::MAX_THREADS);
         index
             .reserve_capacity_and_threads(index.size() + vecs.len() + 16, threads)
             .map_err(|e| index_err("vector reserve", e))?;
@@ -307,12 +307,18 @@ pub fn update(
         });
         reports.push(rep);
     }
-    // Indexes of models no longer in the database.
-    for old in &state.vectors {
-        if !next.iter().any(|v| v.file == old.file) {
-            let p = layout.dir.join(&old.file);
-            let _ = std::fs::remove_file(keys_path(&p));
-            let _ = std::fs::remove_file(&p);
+    // Indexes of models no longer in the database, and any not in the state (left by an
+    // interrupted run, or by another database's index).
+    if let Ok(entries) = std::fs::read_dir(&layout.dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = name.strip_suffix(".keys").unwrap_or(&name);
+            if file.starts_with("vectors-")
+                && file.ends_with(".usearch")
+                && !next.iter().any(|v| v.file == file)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
     }
     state.vectors = next;

@@ -89,7 +89,7 @@ impl Backend {
                 ))
             })?,
         };
-        let timeout = Duration::from_secs_f64(cfg.get_f64("llm_timeout_secs").unwrap_or(60.0));
+        let timeout = Duration::from_secs_f64(cfg.get_num("llm_timeout_secs")?.unwrap_or(60.0));
         let mut b = Backend {
             kind,
             timeout,

@@ -28,6 +28,9 @@ use crate::index::{Doc, Layout, State, VectorState};
 use crate::record::Hit;
 use crate::{Error, Result};
 
+/// Most hits one search returns: a larger limit is capped (candidate lists are sized from it).
+pub const MAX_LIMIT: usize = 10_000;
+
 /// Embeds query text with a real model (`embed::QueryModel`). Search works without one:
 /// cached query vectors are read from `embedding_cache` directly.
 pub trait QueryEmbedder {
@@ -225,16 +228,17 @@ impl Weights {
         num("search_tag_similarity", &mut ts)?;
         w.tag_similarity = ts as f32;
         if let Some(list) = cfg.get_list("search_type_weights") {
+            let key = "search_type_weights";
             for item in list {
-                let (k, v) = item
-                    .split_once('=')
-                    .and_then(|(k, v)| Some((k.trim().to_string(), v.trim().parse().ok()?)))
-                    .ok_or_else(|| {
-                        Error::Usage(format!(
-                            "search_type_weights: expected type=weight, got {item:?}"
-                        ))
-                    })?;
-                w.type_weights.insert(k, v);
+                match item.split_once('=') {
+                    Some((k, v)) => match crate::config::parse_num(key, v) {
+                        Ok(v) => {
+                            w.type_weights.insert(k.trim().to_string(), v);
+                        }
+                        Err(e) => cfg.invalid(key, &format!("{}: {e}", k.trim()))?,
+                    },
+                    None => cfg.invalid(key, &format!("expected type=weight, got {item:?}"))?,
+                }
             }
         }
         Ok(w)
@@ -313,18 +317,18 @@ impl Searcher {
     /// are not errors: search degrades (see the module doc).
     pub fn open(home: &Path, conn: Connection, cfg: &Config) -> Result<Searcher> {
         let layout = Layout::new(home);
-        let state = layout.load_state();
-        let (bm25, bm25_error) = match &state {
-            None => (None, Some("no index state".to_string())),
-            Some(_) => match Bm25::open(&layout.bm25()) {
-                Ok(b) => (Some(b), None),
-                Err(e) => (None, Some(e.to_string())),
+        // Keys of another database's index would name unrelated rows of this one.
+        let (state, bm25, bm25_error) = match layout.state_for(&conn)? {
+            Err(why) => (None, None, Some(why)),
+            Ok(s) => match Bm25::open(&layout.bm25()) {
+                Ok(b) => (Some(s), Some(b), None),
+                Err(e) => (Some(s), None, Some(e.to_string())),
             },
         };
         let weights = Weights::from_config(cfg)?;
+        let want_dim: Option<usize> = cfg.get_num("search_dim")?;
         let vector_state = state.as_ref().and_then(|s| {
             let want_model = cfg.get("search_model");
-            let want_dim: Option<usize> = cfg.get("search_dim").and_then(|d| d.parse().ok());
             let v = s
                 .vectors
                 .iter()
@@ -524,7 +528,7 @@ impl Searcher {
         if req.text.trim().is_empty() {
             return Err(Error::Usage("empty query".into()));
         }
-        let limit = req.limit.max(1);
+        let limit = req.limit.clamp(1, MAX_LIMIT);
         let k = (limit * 5).max(50);
         let qvec = match req.engine {
             Engine::Auto | Engine::Vector => self.query_vector(&req.text)?,

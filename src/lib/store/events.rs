@@ -25,3 +25,16 @@ pub fn log(
     )?;
     Ok(())
 }
+
+/// Whether an `event` row with `detail.key` = `key` exists (a spool claim that was committed).
+pub fn has_key(conn: &Connection, event: &str, key: &str) -> Result<bool> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM event_log WHERE event = ?1 AND json_extract(detail, '$.key') = ?2 LIMIT 1",
+            params![event, key],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}

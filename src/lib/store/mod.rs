@@ -2,15 +2,17 @@
 
 mod schema;
 
+pub mod backup;
 pub mod events;
 pub mod observations;
 pub mod projects;
 pub mod queue;
 pub mod sessions;
 
+use std::cell::Cell;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -21,8 +23,15 @@ pub use schema::{MIGRATIONS, owner_of_key, vector_key};
 /// How long a connection waits on a lock held by another process before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
-/// Creates the data home (0700) and its logs/ directory if missing.
+/// Creates the data home (0700) and its logs/ directory if missing. A home that others can
+/// read or enter (made by an older memkit, or by hand) is made the user's only (see
+/// [`tighten_home`]).
 pub fn ensure_home(home: &Path) -> Result<()> {
+    if let Ok(m) = std::fs::metadata(home)
+        && m.permissions().mode() & 0o077 != 0
+    {
+        tighten_home(home, &m);
+    }
     for dir in [home.to_path_buf(), home.join("logs")] {
         if !dir.exists() {
             std::fs::DirBuilder::new()
@@ -35,63 +44,177 @@ pub fn ensure_home(home: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What memkit keeps in its data home, tightened with it. Only these: MEM_HOME may name a
+/// directory that holds other things (even $HOME), which are the user's business.
+const HOME_ENTRIES: &[&str] = &[
+    "mem.db",
+    "mem.db-wal",
+    "mem.db-shm",
+    "config.toml",
+    "index",
+    "logs",
+    "spool",
+    "bin",
+    "pipeline.lock",
+];
+
+/// Makes a data home that others can read or enter the user's only, with what memkit keeps
+/// in it. A shared directory (sticky, like /tmp) or another user's is left as it is.
+fn tighten_home(home: &Path, m: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if m.mode() & 0o1000 != 0 || m.uid() != unsafe { libc::geteuid() } {
+        return;
+    }
+    let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(m.mode() & 0o7700));
+    for e in HOME_ENTRIES {
+        tighten(&home.join(e));
+    }
+}
+
+/// Takes the group and other permission bits off `path` and, for a directory, everything
+/// under it (symbolic links are left alone). Best effort: what cannot be changed is skipped.
+pub fn tighten(path: &Path) {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if m.file_type().is_symlink() {
+        return;
+    }
+    let mode = m.permissions().mode();
+    if mode & 0o077 != 0 {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7700));
+    }
+    if m.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for e in entries.flatten() {
+            tighten(&e.path());
+        }
+    }
+}
+
 /// Opens (creating and migrating when needed) the database at `path`, emptying a large WAL.
 pub fn open(path: &Path) -> Result<Connection> {
-    let conn = open_with(path, BUSY_TIMEOUT)?;
+    let conn = open_with(path, Wait::For(BUSY_TIMEOUT))?;
     if wal_is_large(&conn) {
         truncate_wal(&conn);
     }
     Ok(conn)
 }
 
-/// Like [`open`], with the lock wait chosen by the caller (hooks wait less) and a large WAL left
-/// as it is: a hook hands that to a background `mem-capture --checkpoint` (see [`wal_is_large`]).
-pub fn open_with(path: &Path, busy: Duration) -> Result<Connection> {
+/// How long a connection waits on locks other processes hold.
+#[derive(Debug, Clone, Copy)]
+pub enum Wait {
+    /// Each statement waits at most this long (the tools).
+    For(Duration),
+    /// Every wait of the connection, opening included, ends at this instant (the hooks: a
+    /// process holding the database with `locking_mode=EXCLUSIVE` must not keep Claude Code
+    /// waiting statement after statement). The deadline belongs to the opening thread.
+    Until(Instant),
+}
+
+impl Wait {
+    fn deadline(self) -> Instant {
+        match self {
+            Wait::For(d) => Instant::now() + d,
+            Wait::Until(t) => t,
+        }
+    }
+}
+
+thread_local! {
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// SQLite's busy handler for [`Wait::Until`]: retry every few milliseconds until the deadline.
+fn until_deadline(_tries: i32) -> bool {
+    let left = DEADLINE
+        .with(Cell::get)
+        .map(|d| d.saturating_duration_since(Instant::now()))
+        .unwrap_or_default();
+    if left.is_zero() {
+        return false;
+    }
+    std::thread::sleep(left.min(Duration::from_millis(2)));
+    true
+}
+
+/// Opens like [`open`], but every lock wait (opening and migrating included) ends at
+/// `deadline`, and a large WAL is left as it is: a hook hands that to a background
+/// `mem-capture --checkpoint` (see [`wal_is_large`]).
+pub fn open_until(path: &Path, deadline: Instant) -> Result<Connection> {
+    open_with(path, Wait::Until(deadline))
+}
+
+/// Like [`open`], with the lock wait chosen by the caller and a large WAL left as it is.
+pub fn open_with(path: &Path, wait: Wait) -> Result<Connection> {
     if let Some(dir) = path.parent() {
         ensure_home(dir)?;
     }
     let existed = path.exists();
-    let conn = Connection::open(path)
+    let mut conn = Connection::open(path)
         .map_err(|e| Error::Store(format!("cannot open {}: {e}", path.display())))?;
     if !existed {
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
     }
-    configure(&conn, busy)?;
+    configure(&mut conn, wait)?;
     migrate(&conn)?;
     Ok(conn)
 }
 
 /// [`open_existing`] when the database exists; `None` when it does not (nothing stored yet).
 pub fn open_if_present(path: &Path) -> Result<Option<Connection>> {
+    open_if_present_with(path, Wait::For(BUSY_TIMEOUT))
+}
+
+/// [`open_if_present`] with the caller's lock wait (a hook's deadline).
+pub fn open_if_present_with(path: &Path, wait: Wait) -> Result<Option<Connection>> {
     if !path.exists() {
         return Ok(None);
     }
-    open_existing(path).map(Some)
+    open_existing_with(path, wait).map(Some)
 }
 
 /// Opens an existing database without creating or migrating it (readers such as reports).
 pub fn open_existing(path: &Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
+    open_existing_with(path, Wait::For(BUSY_TIMEOUT))
+}
+
+fn open_existing_with(path: &Path, wait: Wait) -> Result<Connection> {
+    let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| Error::Store(format!("cannot open {}: {e}", path.display())))?;
-    configure(&conn, BUSY_TIMEOUT)?;
+    configure(&mut conn, wait)?;
     check_version(&conn)?;
     Ok(conn)
 }
 
-fn configure(conn: &Connection, busy: Duration) -> Result<()> {
-    conn.busy_timeout(busy)?;
+fn configure(conn: &mut Connection, wait: Wait) -> Result<()> {
+    match wait {
+        Wait::For(d) => conn.busy_timeout(d)?,
+        Wait::Until(t) => {
+            DEADLINE.with(|d| d.set(Some(t)));
+            conn.busy_handler(Some(until_deadline))?;
+        }
+    }
     // Switching to WAL needs a brief exclusive lock that the busy handler does not cover, so a
-    // crowd of fresh processes retries it instead of failing.
-    let mut tries = 0;
+    // crowd of fresh processes retries it instead of failing, until the wait is over.
+    let deadline = wait.deadline();
+    let mut tries = 0u64;
     loop {
         match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
             Ok(_) => break,
-            Err(e) if is_busy(&e) && tries < 200 => {
+            Err(e) if is_busy(&e) && Instant::now() < deadline => {
                 tries += 1;
-                std::thread::sleep(Duration::from_millis(5 + tries % 7));
+                std::thread::sleep(Duration::from_millis(2 + tries % 7));
+            }
+            Err(e) if is_busy(&e) => {
+                return Err(Error::Store(format!(
+                    "database is locked by another process (gave up after {tries} tries): {e}"
+                )));
             }
             Err(e) => return Err(e.into()),
         }
@@ -124,9 +247,14 @@ pub fn wal_is_large(conn: &Connection) -> bool {
 /// Checkpoints the whole WAL into the database and truncates it (two fsyncs). It does not
 /// wait: while another process reads or writes it degrades to a partial checkpoint.
 pub fn truncate_wal(conn: &Connection) {
+    // The connection's own wait is put back afterwards: the stages that follow need it.
+    let Ok(ms) = conn.query_row("PRAGMA busy_timeout", [], |r| r.get::<_, i64>(0)) else {
+        return;
+    };
     if conn.busy_timeout(Duration::ZERO).is_ok() {
         let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
+    let _ = conn.busy_timeout(Duration::from_millis(ms.max(0) as u64));
 }
 
 pub fn is_busy(e: &rusqlite::Error) -> bool {
@@ -195,4 +323,75 @@ pub fn normalize_time(ts: &str) -> String {
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         })
         .unwrap_or_else(|_| ts.to_string())
+}
+
+/// Whether a job that reads a whole table, and so runs once a day, is due: its `marker` file
+/// (touched by [`mark_done`]) is a day old or missing, or `every_run` says to run anyway.
+pub fn daily_due(marker: &Path, every_run: bool) -> bool {
+    every_run
+        || std::fs::metadata(marker)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age >= Duration::from_secs(86_400))
+}
+
+/// Marks a daily job done (see [`daily_due`]).
+pub fn mark_done(marker: &Path) {
+    let _ = std::fs::write(marker, b"");
+}
+
+/// The database's random id (migration 5), which its indexes record; `None` for a database
+/// older than that migration (opened without migrating).
+pub fn database_id(conn: &Connection) -> Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    if user_version(conn)? < 5 {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'database_id'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn set(p: &Path, m: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    #[test]
+    fn a_loose_home_is_tightened_with_memkits_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for d in ["index/bm25", "mine"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join("index/bm25/meta.json"), "{}").unwrap();
+        for p in ["", "index", "index/bm25", "index/bm25/meta.json", "mine"] {
+            set(&home.join(p), 0o755);
+        }
+        ensure_home(&home).unwrap();
+        assert_eq!(mode(&home), 0o700);
+        assert_eq!(mode(&home.join("index/bm25")), 0o700);
+        assert_eq!(mode(&home.join("index/bm25/meta.json")), 0o700);
+        assert_eq!(mode(&home.join("logs")) & 0o077, 0);
+        // Not memkit's: MEM_HOME may name a directory that holds other things.
+        assert_eq!(mode(&home.join("mine")), 0o755);
+        // A shared directory such as /tmp is never made private.
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        set(&shared, 0o1777);
+        ensure_home(&shared).unwrap();
+        assert_eq!(mode(&shared), 0o1777);
+    }
 }

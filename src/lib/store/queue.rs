@@ -258,3 +258,17 @@ pub fn record_attempt(conn: &Connection, ids: &[i64], next_at: &str, error: &str
     }
     Ok(())
 }
+
+/// Drops the raw tool response from processed tool captures created before `before` (its
+/// observation holds what was worth keeping; a Read of a `.env` file need not stay forever).
+/// The payload keeps its input and says when the response went. Returns the rows changed.
+pub fn drop_raw_responses(conn: &Connection, before: &str, now: &str) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE pending_queue
+            SET payload = json_set(json_remove(payload, '$.tool_response'), '$.tool_response_dropped_at', ?2)
+          WHERE status = 'done' AND created_at < ?1
+            AND event IN ('PostToolUse', 'PostToolUseFailure')
+            AND json_type(payload, '$.tool_response') IS NOT NULL",
+        params![before, now],
+    )?)
+}

@@ -157,6 +157,16 @@ ALTER TABLE sessions ADD COLUMN summarized_at TEXT;
     r#"
 CREATE INDEX observations_manual ON observations(project, created_at) WHERE is_manual = 1;
 "#,
+    // 5: facts about the database itself. database_id is random and made once: the indexes
+    // under index/ record it, so an index built for another database (mem.db deleted or
+    // replaced) is never read as this one's.
+    r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))));
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

@@ -1,0 +1,269 @@
+//! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-embed and
+//! mem-index in order, under a lock, until no work is left, then a WAL checkpoint.
+//!
+//! The lock is flock(2) through std's `File::try_lock` and detaching is setsid(2) plus a second
+//! fork, so nothing here needs util-linux `flock` or `setsid` (stock macOS has neither).
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::{Error, Result};
+
+/// The stages in the order they run. Only mem-compress is required; the others run when found.
+pub const STAGES: &[&str] = &["mem-compress", "mem-embed", "mem-index"];
+
+/// Rounds one run does at most: a queue that refills forever must not keep a process forever.
+pub const MAX_ROUNDS: usize = 20;
+
+/// How long the closing checkpoint waits for other connections before leaving the WAL as it is.
+pub const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
+
+/// The lock file every run takes turns on (the one the shell script used, so both exclude each
+/// other: util-linux `flock` is flock(2) too).
+pub fn lock_path(home: &Path) -> PathBuf {
+    home.join("pipeline.lock")
+}
+
+pub fn log_path(home: &Path) -> PathBuf {
+    home.join("logs").join("pipeline.log")
+}
+
+/// A stage binary found on disk.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub name: &'static str,
+    pub path: PathBuf,
+}
+
+/// `name` in the first of `dirs` that has it, else on PATH.
+pub fn find_tool(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    dirs.iter()
+        .chain(path_dirs.iter())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The stages found in `dirs` (then PATH); an error when mem-compress is not among them.
+pub fn stages(dirs: &[PathBuf]) -> Result<Vec<Stage>> {
+    let found: Vec<Stage> = STAGES
+        .iter()
+        .filter_map(|name| find_tool(name, dirs).map(|path| Stage { name, path }))
+        .collect();
+    if found.first().is_none_or(|s| s.name != "mem-compress") {
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(Error::other(format!(
+            "mem-compress not found (looked in {} and on PATH)",
+            dirs.join(", ")
+        )));
+    }
+    Ok(found)
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// Another run held the lock; it takes what is pending, so this one did nothing.
+    Busy,
+    /// Rounds done, and the stages that failed (name, exit status or signal) in the last one.
+    Done {
+        rounds: usize,
+        failed: Vec<(&'static str, String)>,
+    },
+}
+
+/// Appends `line`, prefixed with the time and `who`, to the pipeline log (0600). Best effort.
+pub fn log(home: &Path, who: &str, line: &str) {
+    let _ = crate::store::ensure_home(home);
+    if let Ok(mut f) = open_log(home) {
+        let _ = writeln!(f, "{} {who}: {line}", crate::store::now());
+    }
+}
+
+fn open_log(home: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(log_path(home))
+}
+
+/// Runs the stages under the lock until `mem-compress --check` finds nothing left, and
+/// checkpoints the WAL before letting the lock go. Returns `Busy` at once when another run holds the lock. Work queued
+/// while this run held the lock (whose own pipeline found the lock taken and left) is taken
+/// after the lock is released: the check runs again and, when there is work, the lock is
+/// taken again. `report` receives one line per stage that said something or failed.
+pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Result<Ran> {
+    crate::store::ensure_home(home)?;
+    let compress = &stages
+        .first()
+        .ok_or_else(|| Error::other("no stages"))?
+        .path;
+    let mut rounds = 0;
+    let mut failed = Vec::new();
+    loop {
+        let Some(lock) = try_lock(home)? else {
+            return Ok(if rounds == 0 {
+                Ran::Busy
+            } else {
+                Ran::Done { rounds, failed }
+            });
+        };
+        failed.clear();
+        while rounds < MAX_ROUNDS {
+            rounds += 1;
+            for s in stages {
+                if let Some(fail) = run_stage(s, report) {
+                    failed.push((s.name, fail));
+                }
+            }
+            if !has_work(compress) {
+                break;
+            }
+        }
+        checkpoint(home, report);
+        drop(lock);
+        if rounds >= MAX_ROUNDS || !has_work(compress) {
+            break;
+        }
+    }
+    Ok(Ran::Done { rounds, failed })
+}
+
+/// Copies the WAL into mem.db (under the lock, so no other run's writes compete): hooks skip
+/// that on close, and until it happens the latest captures exist only in mem.db-wal.
+fn checkpoint(home: &Path, report: &mut dyn FnMut(&str)) {
+    let db = home.join("mem.db");
+    if !db.exists() {
+        return;
+    }
+    match crate::store::backup::checkpoint(&db, CHECKPOINT_WAIT) {
+        Ok(c) if c.complete => {}
+        Ok(c) => report(&format!(
+            "checkpoint: database busy, {} of {} WAL frames copied; the next run goes on",
+            c.copied, c.frames
+        )),
+        Err(e) => report(&format!("checkpoint: {e}")),
+    }
+}
+
+/// Takes the lock without waiting; `None` when another process holds it. The holder's pid is
+/// written into the file, for whoever wonders which process runs.
+fn try_lock(home: &Path) -> Result<Option<File>> {
+    let path = lock_path(home);
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| Error::other(format!("{}: {e}", path.display())))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Error(e)) => {
+            return Err(Error::other(format!("{}: {e}", path.display())));
+        }
+    }
+    let _ = f.set_len(0);
+    let _ = f.rewind();
+    let _ = writeln!(f, "{}", std::process::id());
+    Ok(Some(f))
+}
+
+/// Runs one stage quietly (records to /dev/null); returns why it failed, if it did. Exit 1
+/// ("nothing to do") is success. What it wrote on stderr goes to `report`.
+fn run_stage(s: &Stage, report: &mut dyn FnMut(&str)) -> Option<String> {
+    let out = Command::new(&s.path)
+        .args(["-q", "--format", "jsonl"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            report(&format!("{}: cannot run {}: {e}", s.name, s.path.display()));
+            return Some(format!("not run: {e}"));
+        }
+    };
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said.trim();
+    let status = match out.status.code() {
+        Some(0 | 1) => None,
+        Some(c) => Some(format!("exit {c}")),
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            Some(format!("signal {}", out.status.signal().unwrap_or(0)))
+        }
+    };
+    match (&status, said.is_empty()) {
+        (Some(st), _) => report(&format!("{} failed ({st}): {said}", s.name)),
+        (None, false) => report(&format!("{}: {said}", s.name)),
+        (None, true) => {}
+    }
+    status
+}
+
+/// Whether mem-compress sees captures or summaries waiting.
+fn has_work(compress: &Path) -> bool {
+    Command::new(compress)
+        .args(["--check", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.code() == Some(0))
+}
+
+/// Starts `exe` with `args` (and `arg0` as its argv[0]) detached, and returns as soon as it
+/// runs: in a new session (no controlling terminal, out of reach of signals sent to the
+/// caller's process group), stdin from /dev/null, stdout and stderr appended to the pipeline
+/// log (so whoever reads the caller's pipes, such as Claude Code, sees them close at once).
+///
+/// The classic double fork: the child calls setsid and forks again; the grandchild execs while
+/// the child exits at once and is reaped here. The grandchild is no one's child then and the
+/// system reaps it when it ends, so the caller never keeps a zombie, however long it lives.
+pub fn detach(home: &Path, exe: &Path, arg0: &std::ffi::OsStr, args: &[&str]) -> Result<()> {
+    crate::store::ensure_home(home)?;
+    let log =
+        open_log(home).map_err(|e| Error::other(format!("{}: {e}", log_path(home).display())))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg0(arg0)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    // SAFETY: runs in the forked child before exec; setsid, fork and _exit are async-signal-safe
+    // and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => Ok(()),
+                _ => libc::_exit(0),
+            }
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::other(format!("cannot start {}: {e}", exe.display())))?;
+    child.wait()?;
+    Ok(())
+}
