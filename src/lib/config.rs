@@ -515,6 +515,11 @@ impl Config {
         }
     }
 
+    /// A table of config.toml (`[name]`), for settings that are not plain values.
+    pub fn section(&self, name: &str) -> Option<&toml::Table> {
+        self.table.get(name)?.as_table()
+    }
+
     pub fn db_path(&self) -> PathBuf {
         self.home.join("mem.db")
     }

@@ -198,7 +198,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
         let kind = s("type").unwrap_or("");
         if kind == "summary" {
             if let (Some(sum), Some(leaf)) = (s("summary"), s("leafUuid")) {
-                out.summaries.push((sum.to_string(), leaf.to_string()));
+                // The session's title: stored as it is, so redacted here.
+                let sum = crate::capture::redact::redact_str(sum).into_owned();
+                out.summaries.push((sum, leaf.to_string()));
             }
             continue;
         }

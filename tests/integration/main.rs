@@ -11,6 +11,7 @@ mod pipeline;
 mod records;
 mod robust;
 mod search;
+mod secrets;
 mod tools;
 mod trust;
 

@@ -180,6 +180,8 @@ fn store_file(
         .as_object_mut()
         .and_then(|o| o.remove("_memkit"))
         .unwrap_or_default();
+    // Written redacted, but perhaps by another version or under other [redact] settings.
+    capture::sanitize(&mut value);
     let at = meta
         .get("at")
         .and_then(Value::as_str)

@@ -81,7 +81,7 @@ pub fn render(tool: &Tool) -> String {
             ("$MEM_HOME/mem.db", "The SQLite store every tool shares."),
             (
                 "$MEM_HOME/config.toml",
-                "Settings; MEM_* variables and flags override them.",
+                "Settings; MEM_* variables and flags override them. Its [redact] table adds redaction patterns and an allow-list (see mem-capture(1)).",
             ),
             ("$MEM_HOME/logs/", "What hooks could not report on stdout."),
             (

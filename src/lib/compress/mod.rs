@@ -49,7 +49,11 @@ pub struct Item {
 }
 
 impl Item {
+    /// A queued capture. Its payload is redacted again: rows stored before a rule existed, or
+    /// under another `[redact]` configuration, go to observations and to the LLM as well.
     pub fn from_row(r: &queue::Row) -> Item {
+        let mut payload = serde_json::from_str(&r.payload).unwrap_or(Value::Null);
+        crate::capture::sanitize(&mut payload);
         Item {
             id: r.id,
             session_id: r.session_id.clone(),
@@ -57,12 +61,15 @@ impl Item {
             event: r.event.clone(),
             tool_name: r.tool_name.clone(),
             files: serde_json::from_str(&r.files).unwrap_or_default(),
-            payload: serde_json::from_str(&r.payload).unwrap_or(Value::Null),
+            payload,
             created_at: r.created_at.clone(),
         }
     }
 
+    /// A capture record read in filter mode: from anywhere, so redacted before any use.
     pub fn from_capture(c: Capture) -> Item {
+        let mut payload = c.payload;
+        crate::capture::sanitize(&mut payload);
         Item {
             id: c.id,
             session_id: c.session_id,
@@ -70,7 +77,7 @@ impl Item {
             event: c.event,
             tool_name: c.tool_name,
             files: c.files,
-            payload: c.payload,
+            payload,
             created_at: c.created_at,
         }
     }

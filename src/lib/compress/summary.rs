@@ -10,6 +10,7 @@ use rusqlite::{Connection, params};
 use serde_json::Value;
 
 use crate::Result;
+use crate::capture::redact;
 use crate::record::Observation;
 use crate::store::observations;
 
@@ -59,8 +60,15 @@ fn text_of_content(c: &Value) -> Option<String> {
 /// is in there, and a huge or endless file costs no more.
 const TRANSCRIPT_TAIL: u64 = 8 << 20;
 
-/// The last typed user message and last assistant text of a transcript file.
+/// The last typed user message and last assistant text of a transcript file, redacted (the
+/// transcript is Claude Code's, not a capture: nothing in it was redacted yet).
 pub fn last_messages(path: &Path) -> (Option<String>, Option<String>) {
+    let (user, assistant) = last_messages_raw(path);
+    let red = |t: String| redact::redact_str(&t).into_owned();
+    (user.map(red), assistant.map(red))
+}
+
+fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
     let Ok(bytes) = crate::transcript::read_regular(path, TRANSCRIPT_TAIL, true) else {
         return (None, None);
     };
@@ -108,7 +116,8 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// Builds a summary from a session's observations and messages.
+/// Builds a summary from a session's observations and messages. Each text is redacted before
+/// it is cut: a cut inside a key block or a `<private>` span would hide it from the rules.
 pub fn build(
     obs: &[Observation],
     first_prompt: Option<&str>,
@@ -116,8 +125,14 @@ pub fn build(
     last_assistant: Option<&str>,
 ) -> SessionSummary {
     let mut parts: Vec<String> = Vec::new();
-    let first_prompt = first_prompt.map(crate::compress::heuristic::clean_prompt);
+    let red = |t: &str| redact::redact_str(t).into_owned();
+    // Before the tags go: `<private>…</private>` is one of them.
+    let first_prompt = first_prompt.map(|p| crate::compress::heuristic::clean_prompt(&red(p)));
     let first_prompt = first_prompt.as_deref().filter(|p| !p.is_empty());
+    let last_user = last_user.map(red);
+    let last_user = last_user.as_deref();
+    let last_assistant = last_assistant.map(red);
+    let last_assistant = last_assistant.as_deref();
     if let Some(p) = first_prompt {
         parts.push(format!("Goal: {}.", clip(p, 200).trim_end_matches('.')));
     }
@@ -183,7 +198,7 @@ pub fn build(
     ranked.sort_by_key(|o| rank(&o.kind));
     let key_decisions = ranked.iter().take(5).map(|o| o.title.clone()).collect();
     SessionSummary {
-        summary: crate::capture::redact::redact_str(&parts.join(" ")).into_owned(),
+        summary: red(&parts.join(" ")),
         key_files,
         key_decisions,
     }

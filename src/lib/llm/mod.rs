@@ -228,8 +228,13 @@ fn post(
         .map_err(|e| CallError::Retry(format!("answer is not JSON ({e}): {}", short(&text))))
 }
 
+/// An answer's start for an error message (kept in the queue and the event log): redacted
+/// first, in case a server echoes a key or the prompt.
 fn short(s: &str) -> String {
-    s.chars().take(200).collect()
+    crate::capture::redact::redact_str(s)
+        .chars()
+        .take(200)
+        .collect()
 }
 
 fn endpoint(base: &str, path: &str) -> String {
