@@ -1,24 +1,16 @@
-//! memkit: a memory for Claude Code built from small Unix filters over one SQLite file.
+//! memkit: the command-line tools over the memkit crates. `cmd` holds one module per tool
+//! (parse, one domain call, print); `pipeline` drives the stages after a session.
 //!
-//! Domain modules never print, exit or read argv; `cmd` and `cli` do the talking.
+//! The domain crates are re-exported under their old module names, so tests, benches and
+//! scripts reach every part through `memkit::…`.
 
-pub mod capture;
-pub mod cli;
 pub mod cmd;
-pub mod compress;
-pub mod config;
-pub mod context;
-pub mod embed;
-pub mod error;
-pub mod hook;
-pub mod index;
-pub mod llm;
 pub mod pipeline;
-pub mod project;
-pub mod record;
-pub mod search;
-pub mod store;
-pub mod tokens;
-pub mod transcript;
 
-pub use error::{Error, Result};
+pub use memkit_capture as capture;
+pub use memkit_capture::transcript;
+pub use memkit_compress as compress;
+pub use memkit_compress::llm;
+pub use memkit_context as context;
+pub use memkit_core::{Error, Result, cli, config, error, hook, project, record, store, tokens};
+pub use memkit_search::{embed, index, search};

@@ -92,11 +92,11 @@ fn every_bad_numeric_setting_is_a_usage_error_naming_it() {
     for k in &known {
         assert!(tested.contains(k), "{k} has no row in SETTING_USERS");
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read =
         regex::Regex::new(r#"(?:get_num(?:::<\w+>)?|parse_num)\(\s*"([a-z_0-9]+)""#).unwrap();
     let flag = regex::Regex::new(r#"check_flag\(\s*"[^"]+",\s*"([a-z_0-9]+)""#).unwrap();
-    let mut files = vec![src];
+    let mut files = vec![root.join("src"), root.join("crates")];
     let mut seen = 0;
     while let Some(p) = files.pop() {
         if p.is_dir() {

@@ -1,7 +1,6 @@
 //! One module per tool: its clap `Args` and `run(args, io)`. `ALL` is the one registry of tools
 //! (the `mem` dispatcher, man pages and completions all read it).
 
-pub mod capture;
 pub mod compress;
 pub mod context;
 pub mod embed;
@@ -13,6 +12,7 @@ pub mod report;
 pub mod search;
 
 pub use crate::cli::Tool;
+pub use memkit_capture::tool as capture;
 
 /// Every tool that works, in the order `mem help` lists them.
 pub const ALL: &[Tool] = &[

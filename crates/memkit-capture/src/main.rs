@@ -1,0 +1,3 @@
+fn main() {
+    memkit_core::cli::main("mem-capture", memkit_capture::tool::run)
+}

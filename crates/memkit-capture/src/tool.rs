@@ -1,0 +1,628 @@
+//! mem-capture: hook events, past transcripts and manual notes into the queue.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use rayon::prelude::*;
+use rusqlite::Connection;
+use serde_json::json;
+
+use crate as capture;
+use crate::spool::Spool;
+use crate::transcript::{self, Parsed};
+use crate::{Origin, Policy, Stored};
+use memkit_core::cli::{self, Common, Io, Outcome};
+use memkit_core::config::{self, Config};
+use memkit_core::hook::HookPayload;
+use memkit_core::project::{self, Project};
+use memkit_core::record::{Capture, Session};
+use memkit_core::store::{self, events};
+use memkit_core::{Error, Result};
+
+pub const TOOL: memkit_core::cli::Tool = memkit_core::cli::Tool {
+    name: "mem-capture",
+    command: || Args::command(),
+    details: DETAILS,
+    examples: &[
+        (
+            "mem-capture --hook < payload.json",
+            "What Claude Code's hooks run: store one event, print nothing, exit 0.",
+        ),
+        (
+            "mem-capture --transcripts ~/.claude/projects",
+            "Import every past session (re-running adds nothing).",
+        ),
+        (
+            "mem-capture --note 'deploys need VPN' --tags ops,deploy",
+            "Save a memory by hand.",
+        ),
+        (
+            "jq -c '.[]' payloads.json | mem-capture -",
+            "Store a batch of hook payloads from JSONL.",
+        ),
+    ],
+};
+
+const DETAILS: &str = "Where events go: every hook event adds one event_log row. SessionStart, UserPromptSubmit, the tool events, PreCompact, SubagentStop, Stop and SessionEnd create or update their session. The queue (pending_queue) receives UserPromptSubmit, PostToolUse, PostToolUseFailure, each call of a PostToolBatch, PreCompact, SubagentStop, Stop (with the session's pending count) and notes. SessionEnd closes the session. Any other event is logged only.
+
+Skipped: tools in MEM_SKIP_TOOLS (default TodoRead, TodoWrite, LS) and calls whose input and response together are under 50 characters; they keep their event_log row. Projects matching MEM_EXCLUDE store nothing at all. Secrets are redacted before anything is written; then strings over 64 KiB keep their first 48 KiB and last 16 KiB.
+
+Redaction applies to every string of a payload, a transcript, a note and a spooled payload, and each secret becomes [REDACTED:<kind>]: tokens known by their prefix (AKIA, ghp_, github_pat_, glpat-, sk-, sk-ant-, sk_live_, sk_test_, xoxb-, AIza, npm_, hf_, SG., hvs. and more), private key blocks (PEM, OpenSSH, PGP, also without their END line), JWTs, passwords in URLs (postgres://user:PASS@host), Slack and Discord webhook URLs, Authorization and Cookie headers, Basic and Bearer credentials, signed-URL parameters, password hashes, passwords on command lines (mysql -pPASS, curl -u user:PASS, sshpass -p, redis-cli -a, docker login -p, openssl pass:, .netrc), assignments whose name says secret (SECRET_KEY = '...', AWS_SECRET_ACCESS_KEY=..., export X_TOKEN=..., --password VALUE, \"api_key\": ...), a password told in prose (\"the staging db password is ...\"), in JSON any value under a key that names a secret (numbers included) or the value of a {\"name\": \"DB_PASSWORD\", \"value\": ...} pair, <private>...</private> spans, and long random-looking strings (high_entropy; hashes, UUIDs, paths, base64 of plain text and the ids Claude Code makes are kept). Code that only names a secret (password = get_password(), token: Optional[str], ${DB_PASSWORD}) is kept.
+
+config.toml's [redact] table adjusts this: patterns = [{kind = \"employee_id\", regex = \"EMP-[0-9]{6}\"}] redacts more (the whole match, or its group named secret, as [REDACTED:employee_id]); allow = [\"AKIAIOSFODNN7EXAMPLE\"] lists exact secrets to keep, allow_regex = [\"test_[a-z]+\"] regexes a secret (or the random-looking word holding it) matches whole. A bad entry is a usage error naming it (exit 2); --hook logs it and applies the valid ones.
+
+--hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to $MEM_HOME/logs/mem-capture.log and event_log. A hook waits at most 0.5 s for the database in all. When it cannot be written (held by another process, full, read-only) the redacted payload is kept in $MEM_HOME/spool/ (when the data home itself cannot be written, in $TMPDIR/memkit-<uid>/<hash of the data home>/spool/) and stored exactly once by the next hook that can, with an event_log row 'spooled'; an event that could not even be spooled leaves an empty marker file that the next run records as 'capture_lost'. MEM_EXCLUDE globs (comma-separated; commas inside {a,b} belong to the glob; ~/ and $HOME/ expanded) exclude a project when they match its root, its name, the event's directory or any directory above them; a glob that does not parse excludes the path it spells (a hook logs it, the other tools refuse it with exit 2); --note in an excluded project stores nothing and exits 2. A lone UTF-16 surrogate escape in a payload or transcript line (a string cut mid-emoji) becomes U+FFFD instead of losing the line.
+
+Transcript import rebuilds what the hooks would have recorded: typed prompts, tool calls paired with their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to their parent session, compaction boundaries as PreCompact, and summary lines as the title of the session they describe. Re-importing adds nothing. Output: one session record per session, then a summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped, unpaired, bad_lines.";
+
+/// Record Claude Code hook events, past session transcripts and manual notes into the memkit store.
+#[derive(Debug, Parser)]
+#[command(name = "mem-capture", version, long_about = None)]
+pub struct Args {
+    /// Read one hook payload on stdin, as Claude Code's hooks do; never fails.
+    #[arg(long, conflicts_with_all = ["transcript", "transcripts", "note", "input"])]
+    pub hook: bool,
+    /// Import past session transcripts (.jsonl files).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub transcript: Vec<PathBuf>,
+    /// Import every transcript under a directory, such as ~/.claude/projects.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub transcripts: Vec<PathBuf>,
+    /// Save a manual memory with this text.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["transcript", "transcripts", "input"])]
+    pub note: Option<String>,
+    /// Tags for --note, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "note")]
+    pub tags: Vec<String>,
+    /// Project for --note: a directory or a known project name (default: the current project).
+    #[arg(long, requires = "note")]
+    pub project: Option<String>,
+    /// Store the hook payloads read from a JSONL file (- for stdin).
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Checkpoint and empty a large WAL (what a hook starts in the background).
+    #[arg(long, hide = true)]
+    pub checkpoint: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    if args.hook {
+        return Ok(run_hook());
+    }
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    capture::redact::configure(&cfg)?;
+    if args.checkpoint {
+        store::truncate_wal(&store::open_existing(&cfg.db_path())?);
+        return Ok(Outcome::Ok);
+    }
+    let policy = Policy::from_config(&cfg)?;
+    if let Some(text) = &args.note {
+        return note(io, &cfg, text, &args.tags, args.project.as_deref());
+    }
+    if !args.transcript.is_empty() || !args.transcripts.is_empty() {
+        let mut files = args.transcript.clone();
+        for dir in &args.transcripts {
+            files.extend(
+                transcript::find_files(dir)
+                    .map_err(|e| Error::input(dir.display().to_string(), None, e))?,
+            );
+        }
+        return import(io, &cfg, &policy, &files);
+    }
+    match &args.input {
+        Some(p) => payloads(io, &cfg, &policy, p),
+        None => Err(Error::Usage(
+            "nothing to do: give --hook, --transcript FILE, --transcripts DIR, --note TEXT or a FILE (- for stdin)".into(),
+        )),
+    }
+}
+
+/// The project an event belongs to: CLAUDE_PROJECT_DIR when set, else the payload's cwd.
+fn project_for(cwd: Option<&str>) -> Option<(Project, String)> {
+    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| cwd.map(str::to_string))?;
+    Some((project::identify(&dir), dir))
+}
+
+/// Hook mode: whatever happens, exit 0 and print nothing; problems go to the log.
+fn run_hook() -> Outcome {
+    cli::guard_hook("mem-capture", |home| hook_inner(home).map(Some));
+    Outcome::Ok
+}
+
+/// How long a hook may wait for the database in all (opening, migrating, writing): long
+/// enough to ride out a pipeline commit, short enough that a database another process holds
+/// costs Claude Code little; the payload is spooled instead and stored by a later run.
+pub const HOOK_WAIT: Duration = Duration::from_millis(500);
+
+fn hook_inner(home: &Path) -> Result<()> {
+    let deadline = Instant::now() + HOOK_WAIT;
+    let mut bytes = Vec::new();
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        stdin.lock().read_to_end(&mut bytes)?;
+    }
+    let cfg = Config::load(home).unwrap_or_else(|e| {
+        cli::log_line(home, "mem-capture", "warn", &format!("config ignored: {e}"));
+        Config::env_only(home)
+    });
+    // Bad [redact] entries are logged; the valid ones and the built-in rules still apply.
+    if let Err(e) = capture::redact::configure(&cfg) {
+        cli::log_line(home, "mem-capture", "warn", &e.to_string());
+    }
+    let (policy, bad) = Policy::for_hook(&cfg);
+    for msg in bad {
+        cli::log_line(home, "mem-capture", "warn", &msg);
+    }
+    let text = capture::utf8_lossy(&bytes);
+    let parsed = if text.trim().is_empty() {
+        Err("empty payload on stdin".to_string())
+    } else {
+        memkit_core::hook::parse_json(&text)
+            .map_err(|e| format!("<stdin>:{}: invalid JSON payload: {e}", e.line()))
+    };
+    let mut value = match parsed {
+        Ok(v) if v.is_object() => v,
+        Ok(_) => return log_bad(home, &cfg, "<stdin>: payload is not a JSON object"),
+        Err(msg) => return log_bad(home, &cfg, &msg),
+    };
+    capture::sanitize(&mut value);
+    let payload = HookPayload::from_value(value.clone()).expect("object");
+    let project = project_for(payload.cwd.as_deref());
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        return Ok(());
+    }
+    let origin = Origin {
+        kind: "hook",
+        at: store::now(),
+        key: None,
+    };
+    let stored = (|| -> Result<Connection> {
+        let mut conn = store::open_until(&cfg.db_path(), deadline)?;
+        store::write_tx(&mut conn, |tx| {
+            capture::store_event(
+                tx,
+                &policy,
+                &payload,
+                &origin,
+                project.as_ref().map(|p| &p.0),
+            )
+        })?;
+        Ok(conn)
+    })();
+    match stored {
+        Ok(conn) => {
+            if payload.event.as_deref() == Some("SessionEnd") {
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }
+            if let Err(e) = Spool::new(home).drain(&conn, &policy) {
+                cli::log_line(home, "mem-capture", "warn", &format!("spool: {e}"));
+            }
+            if store::wal_is_large(&conn) {
+                start_checkpoint();
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let mut value = value;
+            value["_memkit"] = json!({"at": origin.at, "project_dir": project.map(|p| p.1),
+                                      "why": e.to_string()});
+            let event = payload.event.as_deref().unwrap_or("unknown");
+            let at = Spool::new(home).put(&value, event)?;
+            Err(Error::Store(format!(
+                "{e}; payload spooled to {}",
+                at.display()
+            )))
+        }
+    }
+}
+
+/// Empties the WAL in a detached `mem-capture --checkpoint`: the checkpoint's fsyncs cost
+/// ~15 ms, which no hook should make Claude Code wait for.
+fn start_checkpoint() {
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = std::process::Command::new(exe)
+            .arg("--checkpoint")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            // Its own group, so it outlives whatever is done to the hook's.
+            .process_group(0)
+            .spawn();
+    }
+}
+
+/// Records an unusable payload in the log and, when possible, the event_log.
+fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
+    if let Ok(conn) = store::open_until(&cfg.db_path(), Instant::now() + HOOK_WAIT) {
+        let _ = events::log(
+            &conn,
+            None,
+            "invalid",
+            None,
+            "error",
+            Some(&json!({"error": msg})),
+        );
+    }
+    cli::log_line(home, "mem-capture", "error", msg);
+    Ok(())
+}
+
+fn note(
+    io: &mut Io,
+    cfg: &Config,
+    text: &str,
+    tags: &[String],
+    project: Option<&str>,
+) -> Result<Outcome> {
+    if text.trim().is_empty() {
+        return Err(Error::Usage("--note needs some text".into()));
+    }
+    let policy = Policy::from_config(cfg)?;
+    let mut conn = store::open(&cfg.db_path())?;
+    let mut excluded_dir = None;
+    let pr = match project {
+        Some(p) if Path::new(p).is_dir() => Some(project::identify(
+            &std::path::absolute(p)?.display().to_string(),
+        )),
+        Some(name) => {
+            let known: Option<(String, String, String)> = conn
+                .query_row(
+                    "SELECT full_path, name, source FROM projects WHERE name = ?1 OR full_path = ?1 ORDER BY updated_at DESC LIMIT 1",
+                    [name],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .ok();
+            Some(match known {
+                Some((root, name, _)) => Project {
+                    root,
+                    name,
+                    branch: None,
+                    source: "path",
+                },
+                None => Project {
+                    root: name.to_string(),
+                    name: project::name_of(name),
+                    branch: None,
+                    source: "path",
+                },
+            })
+        }
+        None => {
+            let cwd = std::env::current_dir()?.display().to_string();
+            project_for(Some(&cwd)).map(|(p, dir)| {
+                // The directory counts too: it may lie under an excluded path inside the repo.
+                excluded_dir = Some(dir);
+                p
+            })
+        }
+    };
+    if let Some(p) = &pr
+        && policy.excluded(p, excluded_dir.as_deref())
+    {
+        return Err(Error::Usage(format!(
+            "nothing stored: project {} is excluded (MEM_EXCLUDE)",
+            p.root
+        )));
+    }
+    let id = store::write_tx(&mut conn, |tx| {
+        capture::store_note(tx, text, tags, pr.as_ref())
+    })?;
+    let rec = load_capture(&conn, id)?;
+    io.listing(
+        &[rec],
+        &["id", "event", "project", "priority", "created_at"],
+    )?;
+    Ok(Outcome::Ok)
+}
+
+fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
+    Ok(conn.query_row(
+        "SELECT id, session_id, project, event, tool_name, tool_use_id, files, priority, status, payload, created_at
+         FROM pending_queue WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(Capture {
+                v: memkit_core::record::VERSION,
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                project: r.get(2)?,
+                event: r.get(3)?,
+                tool_name: r.get(4)?,
+                tool_use_id: r.get(5)?,
+                files: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
+                priority: r.get(7)?,
+                status: r.get(8)?,
+                payload: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
+                created_at: r.get(10)?,
+            })
+        },
+    )?)
+}
+
+/// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
+fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
+    let start = Instant::now();
+    let (name, text) = read_input(path)?;
+    let mut conn = store::open(&cfg.db_path())?;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut bad = 0u64;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value = memkit_core::hook::parse_json(line)
+            .map_err(|e| format!("invalid JSON: {e}"))
+            .and_then(|v| {
+                if v.is_object() {
+                    Ok(v)
+                } else {
+                    Err("not a JSON object".into())
+                }
+            });
+        let mut value = match value {
+            Ok(v) => v,
+            Err(msg) => {
+                io.warn(Error::input(&name, Some(i + 1), msg));
+                bad += 1;
+                continue;
+            }
+        };
+        capture::sanitize(&mut value);
+        let payload = HookPayload::from_value(value).expect("object");
+        let project = project_for(payload.cwd.as_deref());
+        if let Some((pr, dir)) = &project
+            && policy.excluded(pr, Some(dir))
+        {
+            *counts.entry("excluded".into()).or_default() += 1;
+            continue;
+        }
+        let origin = Origin {
+            kind: "hook",
+            at: store::now(),
+            key: None,
+        };
+        let s = capture::store_event(
+            &tx,
+            policy,
+            &payload,
+            &origin,
+            project.as_ref().map(|p| &p.0),
+        )?;
+        *counts.entry("events".into()).or_default() += 1;
+        add_stored(&mut counts, &s);
+    }
+    tx.commit()?;
+    counts.insert("bad_lines".into(), bad);
+    finish(io, counts, start)?;
+    if bad > 0 {
+        return Err(Error::input(
+            name,
+            None,
+            format!("{bad} bad line(s) skipped; the others were stored"),
+        ));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn read_input(path: &Path) -> Result<(String, String)> {
+    if path == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut b)?;
+        Ok(("<stdin>".into(), String::from_utf8_lossy(&b).into_owned()))
+    } else {
+        let b =
+            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
+        Ok((
+            path.display().to_string(),
+            String::from_utf8_lossy(&b).into_owned(),
+        ))
+    }
+}
+
+fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {
+    *counts.entry("queued".into()).or_default() += s.queued as u64;
+    *counts.entry("duplicates".into()).or_default() += s.duplicates as u64;
+    *counts.entry("skipped".into()).or_default() += s.skipped.len() as u64;
+}
+
+fn finish(io: &mut Io, counts: BTreeMap<String, u64>, start: Instant) -> Result<()> {
+    io.summary(counts, start)
+}
+
+/// Imports transcripts: parsed in parallel, stored one file per transaction.
+fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Result<Outcome> {
+    let start = Instant::now();
+    let bar = (io.stderr_tty && !io.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(files.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files {msg}")
+                .expect("template"),
+        );
+        b.set_prefix("mem-capture");
+        b
+    });
+    let parsed: Vec<Result<Parsed>> = files
+        .par_iter()
+        .map(|f| {
+            let bytes =
+                std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
+            Ok(transcript::parse(f, &bytes))
+        })
+        .collect();
+    let mut parsed: Vec<Parsed> = parsed.into_iter().collect::<Result<_>>()?;
+    // A summary line describes the session holding its leafUuid, usually another file's.
+    let mut owner: HashMap<&str, &str> = HashMap::new();
+    for p in &parsed {
+        if let Some(sid) = &p.session_id {
+            for u in &p.uuids {
+                owner.insert(u.as_str(), sid.as_str());
+            }
+        }
+    }
+    let titles: Vec<(String, String)> = parsed
+        .iter()
+        .flat_map(|p| {
+            p.summaries.iter().filter_map(|(text, leaf)| {
+                owner
+                    .get(leaf.as_str())
+                    .map(|s| s.to_string())
+                    .or_else(|| {
+                        (!p.events.is_empty())
+                            .then(|| p.session_id.clone())
+                            .flatten()
+                    })
+                    .map(|sid| (sid, text.clone()))
+            })
+        })
+        .collect();
+    let summaries_found: usize = parsed.iter().map(|p| p.summaries.len()).sum();
+    drop(owner);
+
+    let mut conn = store::open(&cfg.db_path())?;
+    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut bad = 0u64;
+    for p in &mut parsed {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        for bl in &p.bad_lines {
+            io.warn(Error::input(
+                p.path.display().to_string(),
+                Some(bl.line),
+                &bl.msg,
+            ));
+            bad += 1;
+        }
+        *counts.entry("files".into()).or_default() += 1;
+        *counts.entry("tool_calls".into()).or_default() += p.tool_uses as u64;
+        *counts.entry("unpaired".into()).or_default() += p.unpaired as u64;
+        let Some(sid) = p.session_id.clone() else {
+            continue;
+        };
+        let project = p.cwd.as_deref().map(|cwd| {
+            let mut pr = project::identify(cwd);
+            if pr.branch.is_none() {
+                pr.branch = p.branch.clone();
+            }
+            (pr, cwd.to_string())
+        });
+        if let Some((pr, dir)) = &project
+            && policy.excluded(pr, Some(dir))
+        {
+            *counts.entry("excluded".into()).or_default() += 1;
+            continue;
+        }
+        let rec = sessions.entry(sid.clone()).or_insert_with(|| Session {
+            v: memkit_core::record::VERSION,
+            session_id: sid.clone(),
+            project: project.as_ref().map(|p| p.0.root.clone()),
+            branch: p.branch.clone(),
+            started_at: None,
+            files: 0,
+            prompts: 0,
+            tool_calls: 0,
+            queued: 0,
+            duplicates: 0,
+            skipped: 0,
+        });
+        rec.files += 1;
+        rec.tool_calls += p.tool_uses;
+        let start_ev = transcript::session_start(p);
+        let events = std::mem::take(&mut p.events);
+        let stored = store::write_tx(&mut conn, |tx| {
+            let mut total = Stored::default();
+            for (payload, origin) in start_ev.iter().chain(events.iter()) {
+                let s = capture::store_event(
+                    tx,
+                    policy,
+                    payload,
+                    origin,
+                    project.as_ref().map(|p| &p.0),
+                )?;
+                if payload.event.as_deref() == Some("UserPromptSubmit") {
+                    rec.prompts += 1;
+                }
+                total.queued += s.queued;
+                total.duplicates += s.duplicates;
+                total.skipped.extend(s.skipped);
+            }
+            Ok(total)
+        })?;
+        if let Some(first) = events.first() {
+            let at = &first.1.at;
+            if rec.started_at.as_ref().is_none_or(|s| s > at) {
+                rec.started_at = Some(at.clone());
+            }
+        }
+        rec.queued += stored.queued;
+        rec.duplicates += stored.duplicates;
+        rec.skipped += stored.skipped.len();
+        for (tool, _) in &stored.skipped {
+            *counts.entry(format!("skipped_{tool}")).or_default() += 1;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut titled = 0u64;
+    store::write_tx(&mut conn, |tx| {
+        for (sid, text) in &titles {
+            titled += tx.execute(
+                "UPDATE sessions SET title = ?2 WHERE session_id = ?1 AND title IS NULL",
+                rusqlite::params![sid, text],
+            )? as u64;
+        }
+        Ok(())
+    })?;
+    let recs: Vec<Session> = sessions.into_values().collect();
+    for r in &recs {
+        *counts.entry("sessions".into()).or_default() += 1;
+        *counts.entry("prompts".into()).or_default() += r.prompts as u64;
+        *counts.entry("queued".into()).or_default() += r.queued as u64;
+        *counts.entry("duplicates".into()).or_default() += r.duplicates as u64;
+        *counts.entry("skipped".into()).or_default() += r.skipped as u64;
+    }
+    counts.insert("summaries".into(), summaries_found as u64);
+    counts.insert("titles_set".into(), titled);
+    counts.insert("bad_lines".into(), bad);
+    io.listing(
+        &recs,
+        &[
+            "session_id",
+            "project",
+            "branch",
+            "started_at",
+            "prompts",
+            "tool_calls",
+            "queued",
+            "duplicates",
+            "skipped",
+        ],
+    )?;
+    finish(io, counts, start)?;
+    if bad > 0 {
+        return Err(Error::input(
+            "transcripts",
+            None,
+            format!("{bad} bad line(s) skipped; everything else was imported"),
+        ));
+    }
+    Ok(Outcome::Ok)
+}
+
+impl cli::ToolArgs for Args {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+}

@@ -1,0 +1,1039 @@
+//! The offline compressor: deterministic, no network, always available.
+//!
+//! - type: from the tools and outcomes and the prompt's words (no edits: discovery, or decision
+//!   for plans; edits: bugfix, refactor or feature when the prompt or outcomes say so, else
+//!   change);
+//! - title: the request itself when the prompt's first sentence is one ("Add a GitHub Action
+//!   to run tests (ci.yml)"), with openers like "hey Claude, can you please" dropped; else the
+//!   type's verb and that sentence ("Investigate: server does not start"); else the type's
+//!   verb, the prompt's topic words and the main file; at most about 10 words;
+//! - summary: what was asked, what was done (files edited, commands run), and the outcome (the
+//!   assistant's final message, else the meaningful lines of the output);
+//! - files from the inputs: files_modified only from successful Write/Edit/MultiEdit/NotebookEdit.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::{Group, Item};
+use memkit_capture::redact;
+use memkit_core::record::Observation;
+use memkit_core::tokens;
+
+const STOP: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "that",
+    "this",
+    "with",
+    "you",
+    "your",
+    "are",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "have",
+    "has",
+    "had",
+    "was",
+    "were",
+    "been",
+    "being",
+    "but",
+    "not",
+    "now",
+    "then",
+    "than",
+    "also",
+    "just",
+    "let",
+    "lets",
+    "let's",
+    "please",
+    "want",
+    "need",
+    "make",
+    "sure",
+    "into",
+    "from",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "how",
+    "why",
+    "all",
+    "any",
+    "some",
+    "our",
+    "out",
+    "its",
+    "it's",
+    "there",
+    "their",
+    "them",
+    "they",
+    "these",
+    "those",
+    "here",
+    "about",
+    "over",
+    "only",
+    "like",
+    "use",
+    "using",
+    "able",
+    "does",
+    "did",
+    "doing",
+    "done",
+    "don't",
+    "dont",
+    "yes",
+    "okay",
+    "ok",
+    "great",
+    "thanks",
+    "thank",
+    "hey",
+    "still",
+    "think",
+    "see",
+    "look",
+    "check",
+    "get",
+    "got",
+    "one",
+    "way",
+    "more",
+    "very",
+    "much",
+    "again",
+    "other",
+    "new",
+    "add",
+    "fix",
+    "update",
+    "implement",
+    "create",
+    "refactor",
+    "investigate",
+    "may",
+    "might",
+    "must",
+    "each",
+    "every",
+    "same",
+    "both",
+    "well",
+    "too",
+    "after",
+    "before",
+    "because",
+    "while",
+    "then",
+    "instead",
+    "rather",
+    "etc",
+    "via",
+    "per",
+    "without",
+    "within",
+    "his",
+    "her",
+    "him",
+    "she",
+    "she's",
+    "he's",
+    "i'm",
+    "we're",
+    "you're",
+    "isn't",
+    "doesn't",
+    "can't",
+    "won't",
+    "i've",
+    "we've",
+    "ive",
+    "we'll",
+    "i'll",
+    "something",
+    "anything",
+    "thing",
+    "things",
+    "bit",
+    "lot",
+    "try",
+    "tried",
+    "going",
+    "sounds",
+    "good",
+    "nice",
+    "cool",
+    "run",
+    "claude",
+    "i'd",
+    "you'd",
+    "we'd",
+    "can't",
+    "there's",
+    "that's",
+    "what's",
+    "kind",
+    "sort",
+];
+
+fn tag_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?s)<(ide_[a-z_]+|system-reminder|local-command-[a-z]+)>.*?</(ide_[a-z_]+|system-reminder|local-command-[a-z]+)>|</?[A-Za-z][A-Za-z0-9_-]*>")
+            .expect("valid regex")
+    })
+}
+
+fn command_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?s)<command-name>\s*(.*?)\s*</command-name>.*?(?:<command-args>(.*?)</command-args>|\z)|(?s)<command-args>(.*?)</command-args>.*?<command-name>\s*(.*?)\s*</command-name>")
+            .expect("valid regex")
+    })
+}
+
+/// A prompt without IDE context blocks and markup tags. A slash command Claude Code expanded
+/// (`<command-name>/init</command-name><command-message>init is analyzing…`) becomes what was
+/// typed: `/init` and its arguments.
+pub fn clean_prompt(p: &str) -> String {
+    let squash = |t: &str| {
+        tag_re()
+            .replace_all(t, " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if let Some(c) = command_re().captures(p) {
+        let name = c.get(1).or(c.get(4)).map_or("", |m| m.as_str());
+        let args = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
+        let slash = if name.starts_with('/') { "" } else { "/" };
+        return squash(&format!("{slash}{name} {args}"));
+    }
+    squash(p)
+}
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_' || c == '.'))
+        .map(|w| {
+            w.trim_matches(|c: char| c == '\'' || c == '-' || c == '.')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+}
+
+/// Content words of a prompt, in order, without repeats.
+fn topic_words(text: &str, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words(text) {
+        if w.len() < 3 || STOP.contains(&w.as_str()) || w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if w.contains('/') || w.len() > 30 {
+            continue;
+        }
+        if !out.contains(&w) {
+            out.push(w);
+        }
+        if out.len() == max {
+            break;
+        }
+    }
+    out
+}
+
+fn has_any(words: &[String], keys: &[&str]) -> bool {
+    words.iter().any(|w| {
+        keys.iter()
+            .any(|k| w == k || (w.starts_with(k) && k.len() >= 4))
+    })
+}
+
+/// The observation type of a turn.
+pub fn classify(g: &Group) -> &'static str {
+    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
+    let prompt_words: Vec<String> = words(&prompt).collect();
+    let modified = g.items.iter().any(Item::writes);
+    let planned = g.items.iter().any(|i| i.tool() == "ExitPlanMode");
+    if !modified {
+        if planned
+            || has_any(
+                &prompt_words,
+                &[
+                    "decide", "decision", "choose", "approach", "design", "plan", "should",
+                    "tradeoff",
+                ],
+            )
+        {
+            return "decision";
+        }
+        return "discovery";
+    }
+    // What the prompt asks for decides; without a word for it, a failing command followed by
+    // an edit is a fix and a new file a feature.
+    let failed_then_edited = g
+        .items
+        .iter()
+        .position(|i| i.failed() && i.tool() == "Bash")
+        .is_some_and(|p| g.items[p..].iter().any(Item::writes));
+    let created = g.items.iter().any(|i| {
+        i.writes()
+            && i.tool() == "Write"
+            && i.payload["tool_response"]["type"].as_str() == Some("create")
+    });
+    const BUG: &[&str] = &[
+        "fix",
+        "bug",
+        "error",
+        "broken",
+        "crash",
+        "fail",
+        "failing",
+        "issue",
+        "wrong",
+        "regression",
+        "doesn't",
+        "exception",
+    ];
+    const REFACTOR: &[&str] = &[
+        "refactor",
+        "rename",
+        "cleanup",
+        "clean",
+        "simplify",
+        "extract",
+        "reorganize",
+        "restructure",
+        "move",
+        "dedupe",
+    ];
+    const FEATURE: &[&str] = &[
+        "add",
+        "implement",
+        "create",
+        "support",
+        "feature",
+        "build",
+        "introduce",
+        "new",
+        "enable",
+        "allow",
+    ];
+    if has_any(&prompt_words, BUG) {
+        return "bugfix";
+    }
+    if has_any(&prompt_words, REFACTOR) {
+        return "refactor";
+    }
+    if has_any(&prompt_words, FEATURE) {
+        return "feature";
+    }
+    if failed_then_edited {
+        return "bugfix";
+    }
+    if created {
+        return "feature";
+    }
+    "change"
+}
+
+fn verb(kind: &str) -> &'static str {
+    match kind {
+        "bugfix" => "Fix",
+        "feature" => "Add",
+        "refactor" => "Refactor",
+        "discovery" => "Investigate",
+        "decision" => "Decide on",
+        _ => "Update",
+    }
+}
+
+fn basename(p: &str) -> &str {
+    p.trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(p)
+}
+
+/// The file a turn is most about: the most edited, else the most read.
+fn main_file(g: &Group) -> Option<String> {
+    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for it in &g.items {
+        for f in &it.files {
+            let e = counts.entry(f.as_str()).or_insert_with(|| {
+                order.push(f.as_str());
+                (0, 0)
+            });
+            if it.writes() {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+    }
+    order
+        .iter()
+        .max_by_key(|f| {
+            let (w, r) = counts[*f];
+            (w, r, std::cmp::Reverse(order.iter().position(|x| x == *f)))
+        })
+        .map(|f| basename(f).to_string())
+}
+
+/// Words that open a request without saying what it is about, longest first where one is a
+/// prefix of another.
+const OPENERS: &[&str] = &[
+    "hey claude",
+    "hi claude",
+    "hello claude",
+    "hello",
+    "hey",
+    "hi",
+    "okay",
+    "ok",
+    "oh no",
+    "oh",
+    "so",
+    "well",
+    "yes please",
+    "yes",
+    "great",
+    "thanks",
+    "thank you",
+    "alright",
+    "right",
+    "now",
+    "wait",
+    "and",
+    "then",
+    "also",
+    "claude",
+    "can you please",
+    "could you please",
+    "would you please",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "please",
+    "i'd like you to",
+    "i would like you to",
+    "i'd like your help with",
+    "i'd like to",
+    "i want you to",
+    "i want to",
+    "i need you to",
+    "i need to",
+    "let's",
+    "lets",
+    "let us",
+    "we need to",
+    "we should",
+    "help me",
+    "go ahead and",
+    "try to",
+    "fine",
+    "cool",
+    "perfect",
+    "good",
+    "nice",
+    "sure",
+    "awesome",
+    "excellent",
+];
+
+/// Verbs that make a request's first words an imperative title.
+const VERBS: &[&str] = &[
+    "add",
+    "adjust",
+    "allow",
+    "analyze",
+    "analyse",
+    "build",
+    "bump",
+    "change",
+    "check",
+    "clean",
+    "commit",
+    "compare",
+    "configure",
+    "convert",
+    "create",
+    "debug",
+    "delete",
+    "deploy",
+    "document",
+    "drop",
+    "enable",
+    "disable",
+    "ensure",
+    "explain",
+    "expose",
+    "extract",
+    "find",
+    "fix",
+    "format",
+    "generate",
+    "handle",
+    "hide",
+    "implement",
+    "improve",
+    "install",
+    "investigate",
+    "lint",
+    "list",
+    "look",
+    "make",
+    "merge",
+    "migrate",
+    "modify",
+    "move",
+    "optimize",
+    "parse",
+    "port",
+    "prevent",
+    "push",
+    "read",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "resolve",
+    "restructure",
+    "reuse",
+    "revert",
+    "review",
+    "rewrite",
+    "rework",
+    "run",
+    "search",
+    "set",
+    "setup",
+    "show",
+    "simplify",
+    "speed",
+    "split",
+    "start",
+    "stop",
+    "summarize",
+    "support",
+    "test",
+    "tweak",
+    "uninstall",
+    "update",
+    "upgrade",
+    "use",
+    "validate",
+    "verify",
+    "wire",
+    "work",
+    "write",
+];
+
+/// Words a title does not end on, and where a long sentence is cut.
+const DANGLING: &[&str] = &[
+    "a", "an", "the", "to", "and", "or", "of", "with", "for", "in", "on", "at", "by", "from",
+    "that", "which", "but", "so", "as", "is", "are", "be", "it", "its", "this", "these", "all",
+    "also", "because", "since", "while", "then", "instead", "when", "if",
+];
+const BREAKS: &[&str] = &[
+    "but", "because", "so", "which", "since", "while", "instead", "as", "when", "if", "then",
+];
+
+/// The first sentence of a cleaned prompt as a title: the request itself when it is
+/// imperative, else `verb: sentence`; None when there is no sentence worth a title.
+fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
+    // A slash command is not a request; its arguments may be.
+    let p = match prompt.strip_prefix('/') {
+        Some(cmd) => cmd.split_once(' ').map_or("", |(_, args)| args),
+        None => prompt,
+    };
+    let end = p
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '?' | '!' | '\n')
+                && p[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map_or(p.len(), |(i, _)| i);
+    let mut question = p[end..].starts_with('?');
+    let mut asked = false;
+    let mut rest: &str = &p[..end];
+    'strip: loop {
+        rest = rest
+            .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
+        for o in OPENERS {
+            if rest.len() >= o.len()
+                && rest.is_char_boundary(o.len())
+                && rest[..o.len()].eq_ignore_ascii_case(o)
+                && rest[o.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric() && c != '\'')
+            {
+                // "Can you please add …?" asks for work, not for an answer.
+                asked |= o.contains("you") || o.contains("please");
+                rest = &rest[o.len()..];
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    question &= !asked;
+    let words: Vec<String> = rest
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('@').replace('`', ""))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    if words.len() < 2 {
+        return None;
+    }
+    // A long sentence is cut before a subordinate clause or an aside, or at a comma.
+    let mut n = words.len().min(10);
+    for (i, w) in words.iter().enumerate().take(10).skip(3) {
+        if i >= 4 && (BREAKS.contains(&bare(w).as_str()) || w.starts_with('(')) {
+            n = i;
+            break;
+        }
+        if w.ends_with([',', ';', ':']) {
+            n = i + 1;
+            break;
+        }
+    }
+    while n > 2 && DANGLING.contains(&bare(&words[n - 1]).as_str()) {
+        n -= 1;
+    }
+    let joined = words[..n].join(" ");
+    let phrase =
+        joined.trim_end_matches(|c: char| !c.is_alphanumeric() && !matches!(c, ')' | '"' | '\''));
+    let mut chars = phrase.chars();
+    let first = chars.next()?;
+    if !question && VERBS.contains(&bare(&words[0]).as_str()) {
+        Some(first.to_uppercase().chain(chars).collect())
+    } else {
+        Some(format!("{verb}: {phrase}"))
+    }
+}
+
+fn title(g: &Group, kind: &str) -> String {
+    let file = main_file(g);
+    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
+    if let Some(mut t) = prompt_title(&prompt, verb(kind)) {
+        if let Some(f) = &file
+            && !t.to_lowercase().contains(&f.to_lowercase())
+        {
+            t.push_str(&format!(" ({f})"));
+        }
+        return t;
+    }
+    let mut t: Vec<String> = verb(kind).split(' ').map(str::to_string).collect();
+    let topic = topic_words(&prompt, 5);
+    let file_lc = file.as_deref().map(str::to_lowercase);
+    for w in topic {
+        if Some(&w) != file_lc.as_ref() {
+            t.push(w);
+        }
+        if t.len() >= 6 {
+            break;
+        }
+    }
+    if let Some(f) = file {
+        t.push("in".into());
+        t.push(f);
+    }
+    if t.len() < 5 {
+        let n = g.items.len();
+        t.extend(
+            format!("({n} tool call{})", if n == 1 { "" } else { "s" })
+                .split(' ')
+                .map(str::to_string),
+        );
+    }
+    t.truncate(10);
+    t.join(" ")
+}
+
+fn meaningful_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(error|failed|failure|panicked|passed|warning|success(?:fully)?|test result|exception|traceback|not found|denied|created|deleted)\b")
+            .expect("valid regex")
+    })
+}
+
+fn function_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)^[ \t]*(?:export[ \t]+)?(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:def|fn|function|class|func|struct|enum|trait|impl)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+            .expect("valid regex")
+    })
+}
+
+fn output_text(it: &Item) -> String {
+    let r = &it.payload["tool_response"];
+    let mut s = String::new();
+    match r {
+        Value::String(t) => s.push_str(t),
+        Value::Object(o) => {
+            for k in ["stdout", "stderr", "output", "result"] {
+                if let Some(Value::String(t)) = o.get(k) {
+                    s.push_str(t);
+                    s.push('\n');
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(Value::String(e)) = it.payload.get("error") {
+        s.push_str(e);
+    }
+    s
+}
+
+/// Up to `max` short lines of the outputs that say how things went.
+fn meaningful_lines(g: &Group, max: usize) -> Vec<String> {
+    let re = meaningful_re();
+    let mut out: Vec<String> = Vec::new();
+    for it in g.items.iter().filter(|i| i.tool() == "Bash" || i.failed()) {
+        let text = output_text(it);
+        for line in text.lines().take(2000) {
+            let l = line.trim();
+            if l.len() < 8 || !re.is_match(l) {
+                continue;
+            }
+            let l: String = l.chars().take(160).collect();
+            if !out.contains(&l) {
+                out.push(l);
+            }
+            if out.len() >= max {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn first_sentence(text: &str, max: usize) -> String {
+    let t = text.trim();
+    let mut line = t
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    // "Perfect! I have…": skip a leading interjection of fewer than four words.
+    if let Some(i) = line.find(['!', '.'])
+        && line[..i].split_whitespace().count() < 4
+        && line[i + 1..].trim().len() > 10
+    {
+        line = line[i + 1..].trim();
+    }
+    let end = line
+        .char_indices()
+        .find(|(i, c)| matches!(c, '.' | '?' | '!') && line[i + 1..].starts_with(' '))
+        .map(|(i, _)| i + 1)
+        .unwrap_or(line.len());
+    let s = &line[..end];
+    if s.chars().count() > max {
+        let cut: String = s.chars().take(max).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        s.to_string()
+    }
+}
+
+fn functions(g: &Group) -> Vec<String> {
+    let re = function_re();
+    let mut out: Vec<String> = Vec::new();
+    for it in g.items.iter().filter(|i| i.writes()) {
+        let inp = &it.payload["tool_input"];
+        let mut texts: Vec<&str> = Vec::new();
+        for k in ["new_string", "content", "new_source"] {
+            if let Some(s) = inp[k].as_str() {
+                texts.push(s);
+            }
+        }
+        if let Some(edits) = inp["edits"].as_array() {
+            texts.extend(edits.iter().filter_map(|e| e["new_string"].as_str()));
+        }
+        for t in texts {
+            let t = if t.len() > 32_000 {
+                let mut e = 32_000;
+                while !t.is_char_boundary(e) {
+                    e -= 1;
+                }
+                &t[..e]
+            } else {
+                t
+            };
+            for c in re.captures_iter(t) {
+                let name = c[1].to_string();
+                if !out.contains(&name) && out.len() < 20 {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn language(path: &str) -> Option<&'static str> {
+    let ext = path.rsplit('.').next()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "rs" => "rust",
+        "py" => "python",
+        "ts" | "tsx" => "typescript",
+        "js" | "jsx" | "mjs" => "javascript",
+        "go" => "go",
+        "java" => "java",
+        "rb" => "ruby",
+        "c" | "h" => "c",
+        "cpp" | "cc" | "hpp" => "c++",
+        "md" => "docs",
+        "html" | "css" => "web",
+        "json" | "toml" | "yaml" | "yml" => "config",
+        "sh" => "shell",
+        "sql" => "sql",
+        _ => return None,
+    })
+}
+
+/// The text an observation is made of (for token counts).
+pub fn text_of(o: &Observation) -> String {
+    let mut s = format!("{}\n{}", o.title, o.summary);
+    if let Some(d) = &o.detail {
+        s.push('\n');
+        s.push_str(d);
+    }
+    for f in &o.facts {
+        s.push('\n');
+        s.push_str(f);
+    }
+    s
+}
+
+fn raw_tokens(g: &Group) -> u64 {
+    g.items
+        .iter()
+        .map(|i| {
+            let n = i.payload.to_string().len().min(super::MAX_CAPTURE_CHARS);
+            n.div_ceil(4) as u64
+        })
+        .sum()
+}
+
+/// Compresses a turn into one observation.
+pub fn compress(g: &Group) -> Observation {
+    let kind = classify(g);
+    let modified = g.modified();
+    let mut read: Vec<String> = Vec::new();
+    for it in g.items.iter().filter(|i| !i.writes()) {
+        for f in &it.files {
+            if !modified.contains(f) && !read.contains(f) {
+                read.push(f.clone());
+            }
+        }
+    }
+    // What was done.
+    let mut commands: Vec<String> = Vec::new();
+    let mut tool_counts: Vec<(String, usize)> = Vec::new();
+    for it in &g.items {
+        match tool_counts.iter_mut().find(|(t, _)| t == it.tool()) {
+            Some(e) => e.1 += 1,
+            None => tool_counts.push((it.tool().to_string(), 1)),
+        }
+        if it.tool() == "Bash" {
+            let inp = &it.payload["tool_input"];
+            let what = inp["description"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .or_else(|| inp["command"].as_str())
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(120)
+                .collect::<String>();
+            if !what.is_empty() && commands.len() < 8 {
+                let prefix = if it.failed() { "failed: " } else { "ran: " };
+                let f = format!("{prefix}{what}");
+                if !commands.contains(&f) {
+                    commands.push(f);
+                }
+            }
+        }
+    }
+    let mut did: Vec<String> = Vec::new();
+    if !modified.is_empty() {
+        let names: Vec<&str> = modified.iter().take(4).map(|f| basename(f)).collect();
+        let more = modified.len().saturating_sub(4);
+        did.push(format!(
+            "changed {}{}",
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let bash = g.items.iter().filter(|i| i.tool() == "Bash").count();
+    if bash > 0 {
+        did.push(format!(
+            "ran {bash} command{}",
+            if bash == 1 { "" } else { "s" }
+        ));
+    }
+    if !read.is_empty() {
+        did.push(format!(
+            "looked at {} file{}",
+            read.len(),
+            if read.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let failures = g.items.iter().filter(|i| i.failed()).count();
+    if failures > 0 {
+        did.push(format!(
+            "{failures} call{} failed",
+            if failures == 1 { "" } else { "s" }
+        ));
+    }
+    if did.is_empty() {
+        did.push(
+            tool_counts
+                .iter()
+                .map(|(t, n)| format!("{t} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    let lines = meaningful_lines(g, 3);
+    let mut summary = String::new();
+    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
+    if !prompt.is_empty() {
+        summary.push_str(&format!(
+            "Asked: {}. ",
+            first_sentence(&prompt, 200).trim_end_matches(['.', '?'])
+        ));
+    }
+    let did_s = did.join("; ");
+    let mut did_c = did_s.chars();
+    let first = did_c
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>())
+        .unwrap_or_default();
+    summary.push_str(&format!("{first}{}.", did_c.as_str()));
+    if let Some(m) = g.last_message.as_deref().filter(|m| !m.trim().is_empty()) {
+        summary.push_str(&format!(" Outcome: {}", first_sentence(m, 240)));
+    } else if let Some(l) = lines.first() {
+        summary.push_str(&format!(" Output: {l}"));
+    }
+    let mut facts = commands;
+    for f in &modified {
+        let n = g
+            .items
+            .iter()
+            .filter(|i| i.writes() && i.files.contains(f))
+            .count();
+        if facts.len() < 12 {
+            facts.push(format!("edited {} ({n}×)", basename(f)));
+        }
+    }
+    let mut concepts = topic_words(&prompt, 5);
+    for f in modified.iter().chain(read.iter()) {
+        if let Some(l) = language(f)
+            && !concepts.iter().any(|c| c == l)
+        {
+            concepts.push(l.to_string());
+        }
+    }
+    concepts.truncate(8);
+    let detail = (!lines.is_empty()).then(|| lines.join("\n"));
+    let mut o = Observation {
+        v: memkit_core::record::VERSION,
+        kind: kind.to_string(),
+        title: redact::redact_str(&title(g, kind)).into_owned(),
+        summary: redact::redact_str(&summary).into_owned(),
+        detail: detail.map(|d| redact::redact_str(&d).into_owned()),
+        facts: facts
+            .into_iter()
+            .map(|f| redact::redact_str(&f).into_owned())
+            .collect(),
+        concepts,
+        files_read: read,
+        files_modified: modified,
+        functions_changed: functions(g),
+        tokens_raw: raw_tokens(g),
+        ..Default::default()
+    };
+    o.tokens_compressed = tokens::estimate(&text_of(&o)) as u64;
+    o
+}
+
+/// A manual note as an observation: its words kept, its type guessed from them.
+pub fn note(it: &Item) -> Observation {
+    let text = it.payload["note"].as_str().unwrap_or("").trim().to_string();
+    let tags: Vec<String> = it.payload["tags"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let w: Vec<String> = words(&text).collect();
+    let kind = if has_any(&w, &["fix", "bug", "broken", "workaround"]) {
+        "bugfix"
+    } else if has_any(
+        &w,
+        &[
+            "decide", "decided", "decision", "always", "never", "prefer", "use",
+        ],
+    ) {
+        "decision"
+    } else {
+        "discovery"
+    };
+    let title: String = {
+        let s = first_sentence(&text, 100);
+        let ws: Vec<&str> = s.split_whitespace().take(10).collect();
+        ws.join(" ")
+    };
+    let mut o = Observation {
+        v: memkit_core::record::VERSION,
+        kind: kind.into(),
+        title: if title.is_empty() {
+            "Note".into()
+        } else {
+            title
+        },
+        summary: text.clone(),
+        concepts: topic_words(&text, 5),
+        tags,
+        is_manual: true,
+        tokens_raw: tokens::estimate(&text) as u64,
+        ..Default::default()
+    };
+    o.tokens_compressed = tokens::estimate(&text_of(&o)) as u64;
+    o
+}

@@ -1,0 +1,322 @@
+//! Shared CLI plumbing: output format, records vs tables, diagnostics, exit codes
+//! (ARCHITECTURE.md §6). The only place that decides how a result becomes an exit status.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+use comfy_table::{ContentArrangement, Table, presets};
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// How a tool ended when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Ok,
+    /// Exit 1: nothing found, or below a threshold.
+    NothingFound,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON object per line (the default when stdout is not a terminal).
+    Jsonl,
+    /// JSON records (the same as jsonl: one object per line).
+    Json,
+    /// An aligned table (the default on a terminal).
+    Table,
+    /// A Markdown table.
+    Md,
+    /// Plain text, one item per line.
+    Text,
+}
+
+/// Flags every tool takes.
+#[derive(Debug, Clone, Args, Default)]
+pub struct Common {
+    /// Output format (default: table on a terminal, jsonl otherwise).
+    #[arg(long, value_enum, global = true)]
+    pub format: Option<Format>,
+    /// Silence warnings and progress.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More detail on stderr (repeat for more).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+/// The process's streams, with the conventions applied: stdout carries data only, stderr
+/// carries `prog: …` diagnostics.
+pub struct Io {
+    pub prog: &'static str,
+    pub out: BufWriter<Box<dyn Write>>,
+    pub stdout_tty: bool,
+    pub stderr_tty: bool,
+    pub quiet: bool,
+    pub verbose: u8,
+    format: Option<Format>,
+}
+
+impl Io {
+    pub fn std(prog: &'static str, common: &Common) -> Io {
+        Io {
+            prog,
+            out: BufWriter::new(Box::new(std::io::stdout().lock())),
+            stdout_tty: std::io::stdout().is_terminal(),
+            stderr_tty: std::io::stderr().is_terminal(),
+            quiet: common.quiet,
+            verbose: common.verbose,
+            format: common.format,
+        }
+    }
+
+    /// The format for listings: the flag, else table on a terminal and JSONL in a pipe.
+    pub fn format(&self) -> Format {
+        self.format.unwrap_or(if self.stdout_tty {
+            Format::Table
+        } else {
+            Format::Jsonl
+        })
+    }
+
+    pub fn warn(&self, msg: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("{}: warning: {msg}", self.prog);
+        }
+    }
+
+    /// What a reader says and returns when the database at `db` does not exist yet.
+    pub fn no_memories(&self, db: &std::path::Path) -> Outcome {
+        self.warn(format!("no memories yet ({} does not exist)", db.display()));
+        Outcome::NothingFound
+    }
+
+    pub fn info(&self, msg: impl std::fmt::Display) {
+        if self.verbose > 0 && !self.quiet {
+            eprintln!("{}: {msg}", self.prog);
+        }
+    }
+
+    /// Writes one record as a JSON line.
+    pub fn record<T: Serialize>(&mut self, rec: &T) -> Result<()> {
+        serde_json::to_writer(&mut self.out, rec)?;
+        self.out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    /// Writes records as JSONL, or as a table of `columns` (record field names) otherwise.
+    pub fn listing<T: Serialize>(&mut self, recs: &[T], columns: &[&str]) -> Result<()> {
+        match self.format() {
+            Format::Jsonl | Format::Json => {
+                for r in recs {
+                    self.record(r)?;
+                }
+            }
+            fmt => {
+                let rows: Vec<Vec<String>> = recs
+                    .iter()
+                    .map(|r| {
+                        let v = serde_json::to_value(r).unwrap_or_default();
+                        columns.iter().map(|c| cell(v.get(*c))).collect()
+                    })
+                    .collect();
+                let text = render_table(columns, &rows, fmt);
+                self.out.write_all(text.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a bulk run: its totals as a `summary` record in JSONL, else one line on stderr.
+    pub fn summary(
+        &mut self,
+        counts: std::collections::BTreeMap<String, u64>,
+        start: std::time::Instant,
+    ) -> Result<()> {
+        let summary = crate::record::Summary {
+            v: crate::record::VERSION,
+            tool: self.prog.into(),
+            counts,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        };
+        if matches!(self.format(), Format::Jsonl | Format::Json) {
+            self.record(&summary)?;
+        } else if !self.quiet {
+            let parts: Vec<String> = summary
+                .counts
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            eprintln!(
+                "{}: {} in {} ms",
+                self.prog,
+                parts.join(", "),
+                summary.elapsed_ms
+            );
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+fn cell(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| x.to_string())
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Renders rows as a terminal table, a Markdown table, or tab-separated text.
+pub fn render_table(headers: &[&str], rows: &[Vec<String>], fmt: Format) -> String {
+    match fmt {
+        Format::Text => rows.iter().map(|r| r.join("\t") + "\n").collect(),
+        _ => {
+            let mut t = Table::new();
+            let style = if fmt == Format::Md {
+                presets::ASCII_MARKDOWN
+            } else {
+                presets::UTF8_FULL_CONDENSED
+            };
+            t.load_style(style)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(headers.to_vec());
+            for r in rows {
+                t.add_row(r.clone());
+            }
+            format!("{t}\n")
+        }
+    }
+}
+
+/// Runs a tool and exits with the status its result maps to: 0 ok, 1 nothing found, 2 usage,
+/// 3 bad input, 4 store error, 5 other. A closed stdout pipe is a silent success.
+pub fn exit_with(prog: &str, result: Result<Outcome>) -> ! {
+    let code = match result {
+        Ok(Outcome::Ok) => 0,
+        Ok(Outcome::NothingFound) => 1,
+        Err(Error::BrokenPipe) => 0,
+        Err(e) => {
+            eprintln!("{prog}: error: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code)
+}
+
+/// A tool as the registry (`cmd::ALL`) knows it.
+pub struct Tool {
+    /// Binary name (`mem-capture`).
+    pub name: &'static str,
+    /// Its clap definition.
+    pub command: fn() -> clap::Command,
+    /// Extra man page text (paragraphs separated by blank lines).
+    pub details: &'static str,
+    /// (command, what it does) pairs for the EXAMPLES section.
+    pub examples: &'static [(&'static str, &'static str)],
+}
+
+/// A tool's parsed arguments, which always include the common flags.
+pub trait ToolArgs: clap::Parser {
+    fn common(&self) -> &Common;
+}
+
+/// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status.
+pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
+    // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
+    // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
+    // SAFETY: umask only sets the process's file mode mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
+    let args: A = parse_args();
+    let mut io = Io::std(prog, args.common());
+    // Flush even when the tool failed: records written before the error must reach the pipe.
+    let result = run(args, &mut io);
+    let flushed = io.flush();
+    exit_with(prog, result.and_then(|o| flushed.map(|_| o)))
+}
+
+/// Parses argv with clap, mapping its errors to exit 2 (help and version to 0).
+pub fn parse_args<A: clap::Parser>() -> A {
+    A::try_parse().unwrap_or_else(|e| {
+        let code = if e.use_stderr() { 2 } else { 0 };
+        let _ = e.print();
+        std::process::exit(code)
+    })
+}
+
+/// Runs a hook's work under the `--hook` contract: a no-op when MEM_DISABLE is set, and
+/// whatever goes wrong (an error or a panic) is logged to `$MEM_HOME/logs/<prog>.log` and
+/// becomes `None`, never a failure Claude Code would see.
+pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) -> Option<T> {
+    if crate::config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+        return None;
+    }
+    let home = crate::config::data_home();
+    // A write past the file-size limit must fail like a full disk (and be handled), not kill
+    // the hook with SIGXFSZ.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    crate::config::set_hook(prog);
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&home)));
+    let problem = match result {
+        Ok(Ok(out)) => return out,
+        Ok(Err(e)) => e.to_string(),
+        Err(p) => format!(
+            "panic: {}",
+            p.downcast_ref::<&str>()
+                .copied()
+                .or(p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("?")
+        ),
+    };
+    log_line(&home, prog, "error", &problem);
+    None
+}
+
+/// Appends a line to `$MEM_HOME/logs/<prog>.log`, where hooks report what they cannot say on
+/// stdout. Best effort: logging must never be the thing that fails a hook.
+///
+/// When the data home cannot be written (read-only, or not a directory), the line goes to the
+/// logs/ beside the fallback spool (see `capture::spool`), and failing that to stderr, which
+/// Claude Code keeps in its debug log.
+pub fn log_line(home: &Path, prog: &str, level: &str, msg: &str) {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let line = format!("{} {level} {msg}\n", crate::store::now());
+    let append = |dir: &Path| -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(dir.join(format!("{prog}.log")))?
+            .write_all(line.as_bytes())
+    };
+    let _ = crate::store::ensure_home(home);
+    let fallback = crate::config::fallback_home(home).join("logs");
+    if append(&home.join("logs")).is_err() && append(&fallback).is_err() {
+        eprint!("{prog}: {line}");
+    }
+}

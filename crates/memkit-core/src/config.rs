@@ -1,0 +1,571 @@
+//! Where memkit keeps its files and how settings are layered:
+//! `$MEM_HOME/config.toml` < `MEM_*` environment variables < flags (applied by `cmd`).
+
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Every environment variable memkit reads, with its meaning: the one list that feeds the
+/// ENVIRONMENT section of the man pages.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    (
+        "MEM_HOME",
+        "Data home holding mem.db, index/, logs/ and config.toml (default $XDG_DATA_HOME/memkit, else ~/.local/share/memkit).",
+    ),
+    (
+        "MEM_MODELS",
+        "Model cache (default $XDG_CACHE_HOME/memkit/models, else ~/.cache/memkit/models).",
+    ),
+    (
+        "MEM_EMBED_MODEL",
+        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, installed on first use; minilm-l6 when that cannot be had).",
+    ),
+    (
+        "MEM_EMBED_DIM",
+        "Embedding dimension (Matryoshka truncation; default: the model's own).",
+    ),
+    (
+        "MEM_EMBED_CACHE_DAYS",
+        "Days a cached vector (a query's, or a text's since edited or embedded by another model) is kept after its last use (default 90); vectors of current embeddings are always kept.",
+    ),
+    (
+        "MEM_MODEL_CACHE",
+        "When 0, models are loaded and optimised from model.onnx every time instead of from their persistent cache (<model>/.ort-cache/).",
+    ),
+    (
+        "MEM_HF_ENDPOINT",
+        "Hugging Face endpoint for model installs (default https://huggingface.co; a mirror's URL).",
+    ),
+    (
+        "MEM_AUTO_INSTALL",
+        "When 0, mem-embed does not download a missing model on its first use (mem-embed --install still does). A failed first-use download is retried after a day.",
+    ),
+    (
+        "ORT_DYLIB_PATH",
+        "Path of libonnxruntime.so (else MEM_MODELS/runtime/, else the system's).",
+    ),
+    (
+        "MEM_DISABLE",
+        "When 1, every hook is a no-op (memkit's own `claude -p` calls set it).",
+    ),
+    (
+        "MEM_EXCLUDE",
+        "Comma-separated globs of project paths or names whose activity is never stored.",
+    ),
+    (
+        "MEM_SKIP_TOOLS",
+        "Comma-separated tool names capture skips (default TodoRead,TodoWrite,LS).",
+    ),
+    (
+        "MEM_LLM",
+        "Compression backend: heuristic (default, offline), anthropic, openai or claude-cli.",
+    ),
+    (
+        "MEM_LLM_URL",
+        "Base URL of the LLM API (anthropic default https://api.anthropic.com; openai e.g. http://127.0.0.1:11434/v1 for Ollama).",
+    ),
+    (
+        "MEM_LLM_MODEL",
+        "Model name (anthropic default claude-haiku-4-5; claude-cli default haiku).",
+    ),
+    (
+        "MEM_LLM_API_KEY",
+        "Bearer key for the openai backend (else OPENAI_API_KEY; none for a local server).",
+    ),
+    ("ANTHROPIC_API_KEY", "API key of the anthropic backend."),
+    (
+        "MEM_LLM_DAILY_TOKENS",
+        "Tokens (in + out) the LLM may spend per UTC day; past it the heuristic backend takes over.",
+    ),
+    (
+        "MEM_LLM_PROMPT_TOKENS",
+        "Prompt budget per LLM call in estimated tokens (default 12000); larger turns are split.",
+    ),
+    (
+        "MEM_LLM_BACKOFF_MS",
+        "First retry delay of a failed LLM call, doubled on each attempt (default 1000).",
+    ),
+    (
+        "MEM_LLM_TIMEOUT_SECS",
+        "Time limit of one LLM call (default 60).",
+    ),
+    (
+        "MEM_CLAUDE_BIN",
+        "The claude program the claude-cli backend runs (default claude).",
+    ),
+    (
+        "MEM_COMPRESS_OPEN_TURN_SECS",
+        "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
+    ),
+    (
+        "MEM_RAW_RESPONSE_DAYS",
+        "Days a processed tool capture keeps its raw tool response in the queue (default 7; 0 drops it at the next pipeline run). Its observation keeps what was worth keeping.",
+    ),
+    (
+        "MEM_BIN_DIR",
+        "Where mem-pipeline looks for the memkit tools when they are not beside it.",
+    ),
+    (
+        "MEM_INDEX_QUANTIZATION",
+        "Vector index storage for mem-index: f32, f16 (default) or i8.",
+    ),
+    (
+        "MEM_SEARCH_MODEL",
+        "Embedding model whose vector index mem-search uses (default: the one with the most vectors).",
+    ),
+    (
+        "MEM_SEARCH_DIM",
+        "Dimension of that vector index, when a model has several.",
+    ),
+    (
+        "MEM_SEARCH_MODEL_LOAD",
+        "0 stops mem-search from loading an embedding model for queries not in the embedding cache (as --no-model does).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_RELEVANCE",
+        "mem-search weight of the fused BM25/vector rank, 0..1 scaled (default 1.0).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_LEXICAL",
+        "mem-search weight of the BM25/FTS5 score scaled by the query's best (default 0.5).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_SIMILARITY",
+        "mem-search weight of the query/record cosine similarity (default 0.5).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_RECENCY",
+        "mem-search weight of recency, 0.5^(age/half-life) (default 0.2).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_TYPE",
+        "mem-search weight of the observation type weight (default 0.1).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_FILES",
+        "mem-search weight of the overlap with --files (default 0.3).",
+    ),
+    (
+        "MEM_SEARCH_WEIGHT_PROJECT",
+        "mem-search bonus for records of the current project (default 0.2).",
+    ),
+    (
+        "MEM_SEARCH_HALF_LIFE_DAYS",
+        "Half-life of mem-search's recency, in days (default 2).",
+    ),
+    (
+        "MEM_SEARCH_TYPE_WEIGHTS",
+        "Type weights as type=weight,… (default decision=0.8,bugfix=0.7,discovery=0.6,feature=0.5,session=0.5,refactor=0.4,change=0.3).",
+    ),
+    (
+        "MEM_SEARCH_RRF_K",
+        "The k of reciprocal rank fusion (default 60).",
+    ),
+    (
+        "MEM_SEARCH_TAG_SIMILARITY",
+        "Cosine at or above which a known tag matches a --tags tag (default 0.75).",
+    ),
+    (
+        "MEM_SEARCH_GIT_FILES",
+        "0 stops mem-search from asking git for the changed files --files defaults to.",
+    ),
+    (
+        "MEM_CONTEXT_TOKENS",
+        "Token budget of mem-context's SessionStart block (default 2000, 200 of them held in reserve).",
+    ),
+    (
+        "MEM_CONTEXT_OTHER_PROJECTS",
+        "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt; off by default.",
+    ),
+    (
+        "MEM_CONTEXT_PROMPT_COVERAGE",
+        "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt (default 0.5).",
+    ),
+    (
+        "MEM_CONTEXT_PROMPT_TERMS",
+        "Informative prompt words a memory must contain to be brought in per prompt (default 2).",
+    ),
+    (
+        "CLAUDE_PROJECT_DIR",
+        "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
+    ),
+];
+
+/// The accepted values of every numeric setting: the one place numbers read from config.toml,
+/// `MEM_*` variables and the flags that override them are checked. Past these a setting is
+/// absurd (a typo, a unit mistake) or would overflow a duration or an allocation.
+pub const NUMBERS: &[Bounds] = &[
+    Bounds::int("embed_dim", 1.0, 65_536.0),
+    Bounds::int("embed_cache_days", 0.0, 36_500.0),
+    Bounds::int("raw_response_days", 0.0, 36_500.0),
+    Bounds::int("llm_daily_tokens", 0.0, 1e15),
+    Bounds::int("llm_prompt_tokens", 1_000.0, 10_000_000.0),
+    Bounds::int("llm_backoff_ms", 0.0, 600_000.0),
+    Bounds::positive("llm_timeout_secs", 86_400.0),
+    Bounds::int("compress_open_turn_secs", 0.0, 315_360_000.0),
+    Bounds::int("search_dim", 1.0, 65_536.0),
+    Bounds::float("search_weight_relevance", 0.0, 100.0),
+    Bounds::float("search_weight_lexical", 0.0, 100.0),
+    Bounds::float("search_weight_similarity", 0.0, 100.0),
+    Bounds::float("search_weight_recency", 0.0, 100.0),
+    Bounds::float("search_weight_type", 0.0, 100.0),
+    Bounds::float("search_weight_files", 0.0, 100.0),
+    Bounds::float("search_weight_project", 0.0, 100.0),
+    Bounds::float("search_type_weights", 0.0, 100.0),
+    Bounds::positive("search_half_life_days", 36_500.0),
+    Bounds::float("search_rrf_k", 0.0, 1e6),
+    Bounds::float("search_tag_similarity", 0.0, 1.0),
+    Bounds::int("context_tokens", 50.0, 200_000.0),
+    Bounds::float("context_prompt_coverage", 0.0, 1.0),
+    Bounds::int("context_prompt_terms", 0.0, 64.0),
+];
+
+/// What a numeric setting accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub key: &'static str,
+    pub integer: bool,
+    pub min: f64,
+    /// The minimum itself is excluded (`> min`).
+    pub above_min: bool,
+    pub max: f64,
+}
+
+impl Bounds {
+    const fn int(key: &'static str, min: f64, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: true,
+            min,
+            above_min: false,
+            max,
+        }
+    }
+    const fn float(key: &'static str, min: f64, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: false,
+            min,
+            above_min: false,
+            max,
+        }
+    }
+    const fn positive(key: &'static str, max: f64) -> Bounds {
+        Bounds {
+            key,
+            integer: false,
+            min: 0.0,
+            above_min: true,
+            max,
+        }
+    }
+
+    pub fn of(key: &str) -> Option<&'static Bounds> {
+        NUMBERS.iter().find(|b| b.key == key)
+    }
+
+    /// What the setting must be, for messages: "a whole number from 1 to 65536".
+    pub fn describe(&self) -> String {
+        match (self.integer, self.above_min) {
+            (true, _) => format!("a whole number from {} to {}", self.min, self.max),
+            (false, true) => format!("a number above {} and at most {}", self.min, self.max),
+            (false, false) => format!("a number from {} to {}", self.min, self.max),
+        }
+    }
+
+    fn admits(&self, x: f64) -> bool {
+        x.is_finite()
+            && x <= self.max
+            && if self.above_min {
+                x > self.min
+            } else {
+                x >= self.min
+            }
+    }
+}
+
+/// A number type a setting can be read as.
+pub trait Number: std::str::FromStr + Copy {
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+number!(u32, u64, usize, i64, f32, f64);
+
+/// Parses `text` as the number setting `key` (its [`Bounds`] when listed; any finite number
+/// otherwise). The error says what the setting must be.
+pub fn parse_num<T: Number>(key: &str, text: &str) -> std::result::Result<T, String> {
+    let bounds = Bounds::of(key);
+    let want = || {
+        bounds
+            .map(Bounds::describe)
+            .unwrap_or_else(|| "a number".into())
+    };
+    let n: T = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not {}", want()))?;
+    if bounds.is_none_or(|b| b.admits(n.to_f64())) && n.to_f64().is_finite() {
+        Ok(n)
+    } else {
+        Err(format!("{text:?} is not {}", want()))
+    }
+}
+
+/// Checks a flag's number against the bounds of the setting it overrides: a usage error
+/// naming the flag.
+pub fn check_flag<T: Number + std::fmt::Display>(flag: &str, key: &str, n: T) -> Result<T> {
+    match Bounds::of(key) {
+        Some(b) if !b.admits(n.to_f64()) => Err(Error::Usage(format!(
+            "{flag} {n}: must be {}",
+            b.describe()
+        ))),
+        _ => Ok(n),
+    }
+}
+
+/// The hook a process runs as, once [`set_hook`] is called: settings are then lenient.
+static HOOK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Marks the process as the hook `prog`: from then on a bad setting is logged to
+/// `logs/<prog>.log` and its default used, since a hook must never fail Claude Code.
+pub fn set_hook(prog: &str) {
+    let _ = HOOK.set(prog.to_string());
+}
+
+/// Default data home: `$MEM_HOME`, else `$XDG_DATA_HOME/memkit`, else `~/.local/share/memkit`.
+pub fn data_home() -> PathBuf {
+    if let Some(p) = env_nonempty("MEM_HOME") {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = env_nonempty("XDG_DATA_HOME") {
+        return Path::new(&p).join("memkit");
+    }
+    home().join(".local/share/memkit")
+}
+
+/// Model cache: `$MEM_MODELS`, else `$XDG_CACHE_HOME/memkit/models`, else `~/.cache/memkit/models`.
+pub fn models_dir() -> PathBuf {
+    if let Some(p) = env_nonempty("MEM_MODELS") {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = env_nonempty("XDG_CACHE_HOME") {
+        return Path::new(&p).join("memkit/models");
+    }
+    home().join(".cache/memkit/models")
+}
+
+/// Splits at the commas that are not inside braces (a glob's `{a,b}`); items trimmed, empty
+/// ones dropped. With unbalanced braces every comma splits.
+pub fn split_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in v.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    if depth != 0 {
+        out = v.split(',').map(str::to_string).collect();
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The user's home directory (`$HOME`, else /tmp).
+pub fn home() -> PathBuf {
+    env_nonempty("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+pub fn env_nonempty(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Settings from config.toml with `MEM_<KEY>` environment overrides.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    pub home: PathBuf,
+    table: toml::Table,
+}
+
+impl Config {
+    /// Loads `<home>/config.toml` if present. A malformed file is an input error naming it.
+    pub fn load(home: &Path) -> Result<Config> {
+        let path = home.join("config.toml");
+        let table = match std::fs::read_to_string(&path) {
+            Ok(text) => text.parse::<toml::Table>().map_err(|e| {
+                let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+                Error::input(path.display().to_string(), line, e.message())
+            })?,
+            Err(_) => toml::Table::new(),
+        };
+        Ok(Config {
+            home: home.to_path_buf(),
+            table,
+        })
+    }
+
+    /// Environment and defaults only: what a hook falls back to when config.toml is unreadable.
+    pub fn env_only(home: &Path) -> Config {
+        Config {
+            home: home.to_path_buf(),
+            table: toml::Table::new(),
+        }
+    }
+
+    /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
+    /// and arrays of strings, the latter joined with commas).
+    pub fn get(&self, key: &str) -> Option<String> {
+        if let Some(v) = std::env::var(format!("MEM_{}", key.to_ascii_uppercase()))
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
+            return Some(v);
+        }
+        match self.table.get(key)? {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Float(f) => Some(f.to_string()),
+            toml::Value::Boolean(b) => Some(b.to_string()),
+            toml::Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        }
+    }
+
+    /// A comma-separated list; commas inside `{…}` or `[…]` belong to their item, so a glob
+    /// such as `~/work/{secret,private}` stays whole.
+    pub fn get_list(&self, key: &str) -> Option<Vec<String>> {
+        self.get(key).map(|v| split_list(&v))
+    }
+
+    pub fn get_bool(&self, key: &str) -> bool {
+        matches!(
+            self.get(key)
+                .as_deref()
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("1" | "true" | "yes" | "on")
+        )
+    }
+
+    /// A setting that is on unless set to 0, false, no or off.
+    pub fn get_on(&self, key: &str) -> bool {
+        !matches!(
+            self.get(key)
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref(),
+            Some("0" | "false" | "no" | "off")
+        )
+    }
+
+    /// A number setting, checked against its [`NUMBERS`] bounds. One that is set but not a
+    /// number of its kind within them is a usage error naming the setting and its variable; in
+    /// a hook (see [`set_hook`]) it is logged instead and `None` (the default) is returned.
+    pub fn get_num<T: Number>(&self, key: &str) -> Result<Option<T>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        match parse_num(key, &v) {
+            Ok(n) => Ok(Some(n)),
+            Err(msg) => self.invalid(key, &msg).map(|_| None),
+        }
+    }
+
+    /// Reports a setting whose value is unusable: a usage error naming it and its variable, or
+    /// in a hook a log line (the caller then uses the default: a hook never fails on settings).
+    pub fn invalid(&self, key: &str, msg: &str) -> Result<()> {
+        let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
+        match HOOK.get() {
+            Some(prog) => {
+                crate::cli::log_line(
+                    &self.home,
+                    prog,
+                    "warn",
+                    &format!("{msg}; using the default"),
+                );
+                Ok(())
+            }
+            None => Err(Error::Usage(msg)),
+        }
+    }
+
+    /// A table of config.toml (`[name]`), for settings that are not plain values.
+    pub fn section(&self, name: &str) -> Option<&toml::Table> {
+        self.table.get(name)?.as_table()
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.home.join("mem.db")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+}
+
+/// Where memkit writes when the data home cannot be written: `<temp dir>/memkit-<uid>/<hash of
+/// home>`, so two data homes never mix their spooled events or logs.
+pub fn fallback_home(home: &Path) -> PathBuf {
+    use sha2::Digest;
+    let hash = hex::encode(&sha2::Sha256::digest(home.as_os_str().as_encoded_bytes())[..6]);
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir()
+        .join(format!("memkit-{uid}"))
+        .join(hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_parsed_within_their_bounds() {
+        assert_eq!(parse_num::<u64>("llm_daily_tokens", " 50000 "), Ok(50_000));
+        for bad in ["50k", "abc", "-1", "1e3", ""] {
+            let e = parse_num::<u64>("llm_daily_tokens", bad).unwrap_err();
+            assert!(e.contains("whole number from 0"), "{bad}: {e}");
+        }
+        assert_eq!(parse_num::<f64>("search_half_life_days", "0.5"), Ok(0.5));
+        for bad in ["0", "-2", "NaN", "inf", "1e9"] {
+            assert!(
+                parse_num::<f64>("search_half_life_days", bad).is_err(),
+                "{bad}"
+            );
+        }
+        // Unlisted: any finite number.
+        assert_eq!(parse_num::<f64>("not_listed", "1e300"), Ok(1e300));
+        assert!(parse_num::<f64>("not_listed", "NaN").is_err());
+        assert!(check_flag("--budget", "context_tokens", 49usize).is_err());
+        assert_eq!(
+            check_flag("--budget", "context_tokens", 500usize).unwrap(),
+            500
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! The JSONL records memkit tools read and write: the one documented contract (ARCHITECTURE.md §5).
+//!
+//! Every record is one flat JSON object on one line with a `"type"` naming it and `"v"` its
+//! version (bumped only by a breaking change). Readers ignore fields they do not know and pass
+//! through record types they do not handle; fields may be added in any minor release. Times are
+//! RFC 3339 UTC text with milliseconds (`2026-02-21T14:30:00.000Z`); ids are integers shown as
+//! `#123` to people.
+//!
+//! | type | written by | what it is |
+//! |---|---|---|
+//! | `capture` | mem-capture | one queued hook event (a prompt, a tool call, a stop, a note) |
+//! | `session` | mem-capture --transcript(s) | one session as imported: what it held |
+//! | `summary` | every tool that works in bulk | the totals of one run, last line of its output |
+//! | `observation` | mem-compress | a typed, compressed memory |
+//! | `hit` | mem-search | one search result, with the mode that found it |
+//! | `index` | mem-index | what one run did to one index, or what `--check` found |
+//! | `context` | mem-context | the block a session starts with (or a prompt brings in), with what went into it |
+//!
+//! Golden tests (tests/integration/records.rs) pin the serialized form of each.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Current version of every record type.
+pub const VERSION: u32 = 1;
+
+fn v1() -> u32 {
+    VERSION
+}
+
+/// A queued hook event (`"type":"capture"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "capture")]
+pub struct Capture {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// Queue row id.
+    pub id: i64,
+    pub session_id: String,
+    /// Project root path; absent when the event named no directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Hook event name (`UserPromptSubmit`, `PostToolUse`, `Stop`, `Note`, …).
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// Files the call touched, absolute where the cwd was known.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// `high`, `normal` or `low`.
+    pub priority: String,
+    /// `raw`, `processing`, `done` or `error`.
+    pub status: String,
+    /// The redacted hook payload.
+    #[serde(default)]
+    pub payload: Value,
+    pub created_at: String,
+}
+
+/// One session as an import saw it (`"type":"session"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "session")]
+pub struct Session {
+    #[serde(default = "v1")]
+    pub v: u32,
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Transcript files read for it (the session's own and its subagents').
+    pub files: usize,
+    pub prompts: usize,
+    /// Tool calls found (paired or not).
+    pub tool_calls: usize,
+    /// Rows added to the queue by this run.
+    pub queued: usize,
+    /// Rows already stored by an earlier run.
+    pub duplicates: usize,
+    /// Tool calls not queued by policy (skip list, tiny calls).
+    pub skipped: usize,
+}
+
+/// Totals of one run (`"type":"summary"`), written last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "summary")]
+pub struct Summary {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// The tool that wrote it (`mem-capture`, …).
+    pub tool: String,
+    /// Named counters; which ones depends on the tool and is listed in its man page.
+    pub counts: std::collections::BTreeMap<String, u64>,
+    pub elapsed_ms: u64,
+}
+
+/// Observation types, most valuable first.
+pub const OBSERVATION_TYPES: &[&str] = &[
+    "decision",
+    "bugfix",
+    "feature",
+    "refactor",
+    "discovery",
+    "change",
+];
+
+/// A compressed memory (`"type":"observation"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "observation")]
+pub struct Observation {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// Row id; absent in filter mode before the record is stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// One of [`OBSERVATION_TYPES`].
+    pub kind: String,
+    pub title: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default)]
+    pub facts: Vec<String>,
+    #[serde(default)]
+    pub concepts: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub files_read: Vec<String>,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(default)]
+    pub functions_changed: Vec<String>,
+    #[serde(default)]
+    pub tokens_raw: u64,
+    #[serde(default)]
+    pub tokens_compressed: u64,
+    /// A memory saved by hand (`mem-capture --note`), not compressed from tool calls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_manual: bool,
+    /// Ids of the captures (queue rows or capture records) it was made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}
+
+/// One search result (`"type":"hit"`), best first. `--mode probe` keeps the fields marked
+/// (probe); `--mode full` adds the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "hit")]
+pub struct Hit {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// The `id` of the query line in `--batch` mode (as given: string or number). (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_id: Option<Value>,
+    /// 1-based position in this query's results. (probe)
+    pub rank: usize,
+    /// Id of the record: an observation id, or a session's rowid. (probe)
+    pub id: i64,
+    /// What the record is: `observation` or `session`. (probe)
+    pub source: String,
+    /// Final score (weighted sum of the components `--explain` shows). (probe)
+    pub score: f64,
+    /// Retrieval used: `hybrid` (BM25 or FTS5 + vectors), `bm25`, `fts` or `vector`. (probe)
+    pub mode: String,
+    /// Project root of the record. (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Its display name. (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    /// True when the record belongs to another project than the current one. (probe)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_project: bool,
+    /// Observation type (decision, bugfix, …) or `session`. (probe)
+    pub kind: String,
+    /// (probe)
+    pub title: String,
+    /// First line of the summary, at most 120 characters (probe mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concepts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Files read or modified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// (probe)
+    pub created_at: String,
+    /// Each score component (`--explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// What one mem-index run did to one index, or what `--check` found in it (`"type":"index"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename = "index")]
+pub struct IndexReport {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// `bm25` or `vectors-<model>-<dim>`.
+    pub index: String,
+    /// Records in the index after the run (or that the database says it should hold).
+    pub docs: u64,
+    #[serde(default)]
+    pub added: u64,
+    #[serde(default)]
+    pub updated: u64,
+    #[serde(default)]
+    pub removed: u64,
+    /// True when the index was built from scratch.
+    #[serde(default)]
+    pub rebuilt: bool,
+    /// Why it was rebuilt (`asked`, `missing`, `no index state`, an error…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `--check` only: records the database has and the index lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<u64>,
+    /// `--check` only: records the index has and the database lacks (or holds twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<u64>,
+    /// `--check` only: up to 20 of the differing records, as `observation:#12`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample: Vec<String>,
+    /// `--check` only: why the index could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The context block mem-context built (`"type":"context"`): what Claude is shown, and what
+/// went into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "context")]
+pub struct Context {
+    #[serde(default = "v1")]
+    pub v: u32,
+    /// `SessionStart` or `UserPromptSubmit`.
+    pub event: String,
+    /// Project root the block is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    /// SessionStart source: `startup`, `resume`, `compact` or `clear`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    /// The markdown given to Claude; empty when there was nothing worth saying.
+    pub text: String,
+    /// Estimated tokens of `text` (never above `budget`).
+    pub tokens: usize,
+    pub budget: usize,
+    /// Each layer in priority order: included or skipped, and why (SessionStart only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerReport>,
+    /// The records listed, in order.
+    #[serde(default)]
+    pub items: Vec<ContextItem>,
+    /// Time to build, in milliseconds.
+    pub build_ms: u64,
+}
+
+/// One record a context block lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextItem {
+    /// `observation` or `session`.
+    pub source: String,
+    pub id: i64,
+    /// The other project's name, for a record from another project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_project: bool,
+}
+
+/// Why the session started (SessionStart `source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    #[default]
+    Startup,
+    Resume,
+    Compact,
+    Clear,
+}
+
+impl Source {
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "resume" => Source::Resume,
+            "compact" => Source::Compact,
+            "clear" => Source::Clear,
+            _ => Source::Startup,
+        }
+    }
+}
+
+/// What happened to one layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerReport {
+    pub name: String,
+    /// Tokens this layer was allowed.
+    pub cap: usize,
+    /// Estimated tokens it used (0 when skipped).
+    pub tokens: usize,
+    /// Items listed.
+    pub items: usize,
+    pub included: bool,
+    /// Why it was skipped or cut short (no data, an error, the cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Each score component of a hit (`--explain`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Default)]
+pub struct Explain {
+    /// Retriever used for the lexical list: `bm25` or `fts`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    /// Reciprocal rank fusion sum.
+    pub rrf: f64,
+    /// rrf scaled to 0..1 (1 = first in every list).
+    pub relevance: f64,
+    /// Lexical (BM25 or FTS5) score scaled to 0..1 by the best of this query's candidates.
+    pub lexical_match: f64,
+    /// Cosine similarity of the query vector and the record's vector (0 without vectors).
+    pub similarity: f64,
+    /// 0.5^(age / half-life).
+    pub recency: f64,
+    pub type_weight: f64,
+    /// Fraction of the working files this record touched.
+    pub files: f64,
+    /// 1 when the record is from the current project.
+    pub same_project: f64,
+    /// Weighted sum = score.
+    pub score: f64,
+}

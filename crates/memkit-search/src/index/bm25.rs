@@ -1,0 +1,365 @@
+//! The tantivy BM25 index: English-stemmed text fields plus raw filter fields.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rusqlite::Connection;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use super::{Check, Doc, Layout, OBS_COLUMNS, Options, Report, State, index_err, obs_doc};
+use memkit_core::Result;
+
+/// Text fields and their query boosts.
+pub const TEXT_FIELDS: &[(&str, f32)] = &[
+    ("title", 2.0),
+    ("summary", 1.2),
+    ("detail", 0.8),
+    ("facts", 1.0),
+    ("concepts", 1.0),
+    ("tags_text", 1.0),
+    ("files", 0.8),
+];
+
+/// The schema's fields by role.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    pub key: Field,
+    pub project: Field,
+    pub kind: Field,
+    pub session: Field,
+    pub tag: Field,
+    pub created: Field,
+    /// In [`TEXT_FIELDS`] order.
+    pub text: Vec<Field>,
+}
+
+pub fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let key = b.add_u64_field("key", INDEXED | FAST | STORED);
+    let project = b.add_text_field("project", STRING);
+    let kind = b.add_text_field("kind", STRING);
+    let session = b.add_text_field("session", STRING);
+    let tag = b.add_text_field("tag", STRING);
+    let created = b.add_i64_field("created", INDEXED | FAST);
+    let opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("en_stem")
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let text = TEXT_FIELDS
+        .iter()
+        .map(|(name, _)| b.add_text_field(name, opts.clone()))
+        .collect();
+    (
+        b.build(),
+        Fields {
+            key,
+            project,
+            kind,
+            session,
+            tag,
+            created,
+            text,
+        },
+    )
+}
+
+/// An open BM25 index for searching.
+pub struct Bm25 {
+    pub index: Index,
+    pub reader: IndexReader,
+    pub fields: Fields,
+}
+
+impl Bm25 {
+    /// The analyser of the text fields (English stemming): how queries are turned into terms.
+    pub fn analyzer(&self) -> Result<tantivy::tokenizer::TextAnalyzer> {
+        self.index
+            .tokenizer_for_field(self.fields.text[0])
+            .map_err(|e| index_err("tokenizer", e))
+    }
+
+    /// Opens the index read-only (memory-mapped); an error when missing or unreadable.
+    pub fn open(dir: &Path) -> Result<Bm25> {
+        if !dir.join("meta.json").exists() {
+            return Err(index_err("bm25 index", "missing"));
+        }
+        let index = Index::open_in_dir(dir).map_err(|e| index_err("bm25 index", e))?;
+        let (want, fields) = schema();
+        if index.schema() != want {
+            return Err(index_err("bm25 index", "schema differs"));
+        }
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| index_err("bm25 index", e))?;
+        Ok(Bm25 {
+            index,
+            reader,
+            fields,
+        })
+    }
+
+    /// Every key in the index with how many live documents hold it.
+    pub fn keys(&self) -> Result<HashMap<u64, u32>> {
+        let searcher = self.reader.searcher();
+        let mut out = HashMap::new();
+        for seg in searcher.segment_readers() {
+            let col = seg
+                .fast_fields()
+                .u64("key")
+                .map_err(|e| index_err("bm25 index", e))?;
+            for doc in seg.doc_ids_alive() {
+                if let Some(k) = col.first(doc) {
+                    *out.entry(k).or_insert(0) += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn to_doc(f: &Fields, d: &Doc) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_u64(f.key, d.key);
+    if let Some(p) = &d.project {
+        doc.add_text(f.project, p);
+    }
+    doc.add_text(f.kind, &d.kind);
+    if let Some(s) = &d.session_id {
+        doc.add_text(f.session, s);
+    }
+    for t in &d.tags {
+        doc.add_text(f.tag, t);
+    }
+    doc.add_i64(f.created, d.created_ms);
+    let texts = [
+        d.title.clone(),
+        d.summary.clone(),
+        d.detail.clone(),
+        d.facts.join("\n"),
+        d.concepts.join("\n"),
+        d.tags.join(" "),
+        d.files.join("\n"),
+    ];
+    for (field, text) in f.text.iter().zip(texts) {
+        if !text.is_empty() {
+            doc.add_text(*field, text);
+        }
+    }
+    doc
+}
+
+fn create(dir: &Path) -> Result<Index> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir_all(dir)?;
+    let (schema, _) = schema();
+    Index::create_in_dir(dir, schema).map_err(|e| index_err("bm25 index", e))
+}
+
+/// Puts the finished index `new` in the place of `dir`. Until then a rebuild that fails (or is
+/// killed) leaves the previous index as it was; searchers holding its files keep reading them.
+fn replace(new: &Path, dir: &Path) -> Result<()> {
+    let old = dir.with_file_name("bm25.old");
+    if old.exists() {
+        std::fs::remove_dir_all(&old)?;
+    }
+    if dir.exists() {
+        std::fs::rename(dir, &old)?;
+    }
+    std::fs::rename(new, dir)?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
+/// Brings the BM25 index up to date; returns the report and every distinct tag.
+pub fn update(
+    conn: &Connection,
+    layout: &Layout,
+    state: &mut State,
+    untrusted: bool,
+    opts: &Options,
+) -> Result<(Report, Vec<String>)> {
+    let dir = layout.bm25();
+    let mut rep = Report {
+        name: "bm25".into(),
+        ..Report::default()
+    };
+    let existing = if opts.rebuild {
+        rep.reason = Some("asked".into());
+        None
+    } else if untrusted {
+        rep.reason = Some(if dir.exists() {
+            "no index state".into()
+        } else {
+            "missing".into()
+        });
+        None
+    } else {
+        match Bm25::open(&dir).and_then(|b| b.keys().map(|k| (b, k))) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                rep.reason = Some(e.to_string());
+                None
+            }
+        }
+    };
+    let (index, have, fresh) = match existing {
+        Some((b, keys)) => (b.index, keys, None),
+        None => {
+            rep.rebuilt = true;
+            state.tags.clear();
+            state.obs_updated_at = None;
+            state.sessions.clear();
+            // Built beside the current index and swapped in once committed.
+            let new = dir.with_file_name("bm25.new");
+            (create(&new)?, HashMap::new(), Some(new))
+        }
+    };
+    let (_, fields) = schema();
+    let threads = if have.is_empty() {
+        opts.threads.clamp(1, super::MAX_THREADS)
+    } else {
+        1
+    };
+    let mut writer: IndexWriter<TantivyDocument> = index
+        .writer_with_num_threads(threads, opts.heap.max((15 << 20) * threads))
+        .map_err(|e| index_err("bm25 writer", e))?;
+
+    // Observations: the ones missing from the index, plus the ones changed since the last run.
+    let mut db_keys: HashSet<u64> = HashSet::new();
+    // Known tags: those of the records (re)indexed now, plus those known before (a tag that
+    // disappears stays known until the next rebuild: harmless for filtering).
+    let mut tags: HashSet<String> = state.tags.iter().cloned().collect();
+    let mut max_updated = state.obs_updated_at.clone();
+    {
+        let since = state.obs_updated_at.clone().unwrap_or_default();
+        let mut st = conn.prepare("SELECT id, updated_at FROM observations")?;
+        let mut todo: Vec<i64> = Vec::new();
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let upd: String = r.get(1)?;
+            let key = memkit_core::store::vector_key("observation", id);
+            db_keys.insert(key);
+            let known = have.contains_key(&key);
+            if !known || upd > since {
+                todo.push(id);
+                if known {
+                    rep.updated += 1;
+                } else {
+                    rep.added += 1;
+                }
+            }
+            if max_updated.as_ref().is_none_or(|m| &upd > m) {
+                max_updated = Some(upd);
+            }
+        }
+        for chunk in todo.chunks(2000) {
+            let list = super::join_ids(chunk);
+            let mut st = conn.prepare(&format!(
+                "SELECT {OBS_COLUMNS} FROM observations WHERE id IN ({list})"
+            ))?;
+            let docs = st.query_map([], obs_doc)?;
+            for d in docs {
+                let d = d?;
+                tags.extend(d.tags.iter().cloned());
+                if have.contains_key(&d.key) {
+                    writer.delete_term(Term::from_field_u64(fields.key, d.key));
+                }
+                writer
+                    .add_document(to_doc(&fields, &d))
+                    .map_err(|e| index_err("bm25 add", e))?;
+            }
+        }
+    }
+    // Sessions: few, compared by content hash.
+    let mut seen_sessions = std::collections::BTreeMap::new();
+    for d in super::load_sessions(conn)? {
+        db_keys.insert(d.key);
+        let h = super::session_hash(&d);
+        let known = have.contains_key(&d.key);
+        if !known || state.sessions.get(&d.id) != Some(&h) {
+            if known {
+                writer.delete_term(Term::from_field_u64(fields.key, d.key));
+                rep.updated += 1;
+            } else {
+                rep.added += 1;
+            }
+            writer
+                .add_document(to_doc(&fields, &d))
+                .map_err(|e| index_err("bm25 add", e))?;
+        }
+        seen_sessions.insert(d.id, h);
+    }
+    // Whatever the index holds that the database no longer does, and duplicates.
+    for (k, n) in &have {
+        if !db_keys.contains(k) {
+            writer.delete_term(Term::from_field_u64(fields.key, *k));
+            rep.removed += 1;
+        } else if *n > 1 {
+            // Re-add the one true copy.
+            writer.delete_term(Term::from_field_u64(fields.key, *k));
+            for d in super::load_docs(conn, &[*k])? {
+                writer
+                    .add_document(to_doc(&fields, &d))
+                    .map_err(|e| index_err("bm25 add", e))?;
+            }
+            rep.updated += 1;
+        }
+    }
+    writer.commit().map_err(|e| index_err("bm25 commit", e))?;
+    writer
+        .wait_merging_threads()
+        .map_err(|e| index_err("bm25 merge", e))?;
+    drop(index);
+    if let Some(new) = fresh {
+        replace(&new, &dir)?;
+    }
+    state.obs_updated_at = max_updated;
+    state.sessions = seen_sessions;
+    state.docs = db_keys.len() as u64;
+    rep.docs = db_keys.len() as u64;
+    let mut tags: Vec<String> = tags.into_iter().collect();
+    tags.sort();
+    Ok((rep, tags))
+}
+
+/// Compares the BM25 index's keys with the database.
+pub fn check(conn: &Connection, layout: &Layout) -> Result<Check> {
+    let mut c = Check {
+        name: "bm25".into(),
+        ..Check::default()
+    };
+    let want: HashSet<u64> = super::expected_keys(conn)?.into_iter().collect();
+    c.expected = want.len() as u64;
+    let have = match Bm25::open(&layout.bm25()).and_then(|b| b.keys()) {
+        Ok(h) => h,
+        Err(e) => {
+            c.error = Some(e.to_string());
+            c.missing = want.iter().copied().collect();
+            c.missing.sort();
+            return Ok(c);
+        }
+    };
+    c.indexed = have.values().map(|n| *n as u64).sum();
+    c.missing = want
+        .iter()
+        .filter(|k| !have.contains_key(k))
+        .copied()
+        .collect();
+    c.extra = have
+        .iter()
+        .filter(|(k, n)| !want.contains(k) || **n > 1)
+        .map(|(k, _)| *k)
+        .collect();
+    c.missing.sort();
+    c.extra.sort();
+    Ok(c)
+}

@@ -1,0 +1,434 @@
+//! The search indexes kept beside the database (ARCHITECTURE.md §4): a tantivy BM25 index
+//! (`$MEM_HOME/index/bm25/`) and one usearch HNSW index per embedding model and dimension
+//! (`$MEM_HOME/index/vectors-<model>-<dim>.usearch`), plus `state.json` recording how far each
+//! was brought up to date. The database is the source of truth: an index that is missing,
+//! unreadable or without its state is rebuilt from it, never trusted.
+//!
+//! Indexed: observations (key `vector_key("observation", id)`) and session summaries (key
+//! `vector_key("session", rowid)`); learnings once their table exists.
+
+pub mod bm25;
+pub mod vectors;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+use memkit_core::store::vector_key;
+use memkit_core::{Error, Result};
+
+/// What one indexable record holds, whatever its kind.
+#[derive(Debug, Clone, Default)]
+pub struct Doc {
+    pub key: u64,
+    /// `observation` or `session`.
+    pub source: &'static str,
+    pub id: i64,
+    pub project: Option<String>,
+    /// Observation type, or `session`.
+    pub kind: String,
+    pub session_id: Option<String>,
+    /// Creation time, milliseconds since the epoch (UTC).
+    pub created_ms: i64,
+    pub title: String,
+    pub summary: String,
+    pub detail: String,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+    pub tags: Vec<String>,
+    pub files: Vec<String>,
+}
+
+/// How far each index was brought up to date (`index/state.json`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    /// `store::database_id` of the database indexed: a state of another database (or of none
+    /// recorded) is not this database's, whatever its keys say.
+    #[serde(default)]
+    pub database_id: Option<String>,
+    /// Largest `observations.updated_at` indexed into BM25.
+    #[serde(default)]
+    pub obs_updated_at: Option<String>,
+    /// Session rowid → hash of the indexed summary text.
+    #[serde(default)]
+    pub sessions: BTreeMap<i64, String>,
+    /// Documents in the BM25 index.
+    #[serde(default)]
+    pub docs: u64,
+    /// Every distinct tag of the indexed records (lowercase), for fuzzy tag filters.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// One entry per vector index.
+    #[serde(default)]
+    pub vectors: Vec<VectorState>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VectorState {
+    pub model: String,
+    pub dim: usize,
+    /// `f32`, `f16` or `i8`.
+    pub quantization: String,
+    pub count: u64,
+    /// Largest `embeddings.created_at` indexed.
+    pub upto: Option<String>,
+    /// File name under index/.
+    pub file: String,
+}
+
+pub const STATE_VERSION: u32 = 1;
+
+/// Why an index is not used when its state names another database.
+pub const FOREIGN: &str = "index of another database";
+
+/// Paths of the index directory.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(home: &Path) -> Layout {
+        Layout {
+            dir: home.join("index"),
+        }
+    }
+    pub fn bm25(&self) -> PathBuf {
+        self.dir.join("bm25")
+    }
+    pub fn state(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+    /// `vectors-<model>-<dim>.usearch`, the model name made file-safe.
+    pub fn vector_file(model: &str, dim: usize) -> String {
+        let safe: String = model
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("vectors-{safe}-{dim}.usearch")
+    }
+
+    /// Reads the state; `None` when missing or unreadable (then nothing is trusted).
+    pub fn load_state(&self) -> Option<State> {
+        let text = std::fs::read(self.state()).ok()?;
+        let s: State = serde_json::from_slice(&text).ok()?;
+        (s.version == STATE_VERSION).then_some(s)
+    }
+
+    /// The state when it belongs to the database `conn`; otherwise why not (the indexes are
+    /// then another database's, or their state is missing or unreadable, and none is trusted).
+    pub fn state_for(&self, conn: &Connection) -> Result<std::result::Result<State, String>> {
+        let Some(s) = self.load_state() else {
+            return Ok(Err("no index state".into()));
+        };
+        let id = memkit_core::store::database_id(conn)?;
+        Ok(if id.is_some() && s.database_id == id {
+            Ok(s)
+        } else {
+            Err(FOREIGN.into())
+        })
+    }
+
+    pub fn save_state(&self, s: &State) -> Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let tmp = self.dir.join("state.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(s)?)?;
+        std::fs::rename(&tmp, self.state())?;
+        Ok(())
+    }
+}
+
+/// Parses a stored timestamp into epoch milliseconds (0 when unparseable).
+pub fn time_ms(ts: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(ts)
+        .map(|t| t.timestamp_millis())
+        .unwrap_or(0)
+}
+
+fn json_list(text: Option<String>) -> Vec<String> {
+    let Some(text) = text else { return vec![] };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Array(a)) => a
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s,
+                v => v.to_string(),
+            })
+            .collect(),
+        Ok(serde_json::Value::String(s)) => vec![s],
+        _ if text.trim().is_empty() => vec![],
+        _ => vec![text],
+    }
+}
+
+pub const OBS_COLUMNS: &str = "id, session_id, project, type, title, summary, detail, facts, concepts, tags, files_read, files_modified, created_at";
+
+/// Maps a row selected with [`OBS_COLUMNS`].
+pub fn obs_doc(r: &rusqlite::Row) -> rusqlite::Result<Doc> {
+    let id: i64 = r.get(0)?;
+    let mut files = json_list(r.get(10)?);
+    for f in json_list(r.get(11)?) {
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    Ok(Doc {
+        key: vector_key("observation", id),
+        source: "observation",
+        id,
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        kind: r.get(3)?,
+        title: r.get(4)?,
+        summary: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+        detail: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+        facts: json_list(r.get(7)?),
+        concepts: json_list(r.get(8)?),
+        tags: json_list(r.get(9)?)
+            .into_iter()
+            .map(|t| t.to_lowercase())
+            .collect(),
+        files,
+        created_ms: time_ms(&r.get::<_, String>(12)?),
+    })
+}
+
+pub const SESSION_COLUMNS: &str = "rowid, session_id, project, title, summary, key_files, key_decisions, coalesce(ended_at, last_activity_at, started_at, '')";
+
+/// Maps a row selected with [`SESSION_COLUMNS`].
+pub fn session_doc(r: &rusqlite::Row) -> rusqlite::Result<Doc> {
+    let id: i64 = r.get(0)?;
+    let title: Option<String> = r.get(3)?;
+    let summary: String = r.get::<_, Option<String>>(4)?.unwrap_or_default();
+    let title = title.unwrap_or_else(|| {
+        summary
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect()
+    });
+    Ok(Doc {
+        key: vector_key("session", id),
+        source: "session",
+        id,
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        kind: "session".into(),
+        title,
+        summary,
+        detail: String::new(),
+        facts: json_list(r.get(6)?),
+        concepts: vec![],
+        tags: vec![],
+        files: json_list(r.get(5)?),
+        created_ms: time_ms(&r.get::<_, String>(7)?),
+    })
+}
+
+/// A stable hash of what a session contributes to the index.
+pub fn session_hash(d: &Doc) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [&d.title, &d.summary] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for part in d.facts.iter().chain(d.files.iter()) {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update(d.project.as_deref().unwrap_or("").as_bytes());
+    hex::encode(&h.finalize()[..12])
+}
+
+/// Every session with a summary.
+pub fn load_sessions(conn: &Connection) -> Result<Vec<Doc>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {SESSION_COLUMNS} FROM sessions WHERE summary IS NOT NULL AND summary != ''"
+    ))?;
+    let rows = st.query_map([], session_doc)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Splits vector keys into observation ids and session rowids (other kinds are not indexed yet).
+pub fn split_keys<'a>(keys: impl IntoIterator<Item = &'a u64>) -> (Vec<i64>, Vec<i64>) {
+    let mut obs = Vec::new();
+    let mut ses = Vec::new();
+    for k in keys {
+        match memkit_core::store::owner_of_key(*k) {
+            ("observation", id) => obs.push(id),
+            ("session", id) => ses.push(id),
+            _ => {}
+        }
+    }
+    (obs, ses)
+}
+
+/// The records of `keys` (observations and sessions), in no particular order; keys whose record
+/// is gone are skipped.
+pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
+    let (obs, ses) = split_keys(keys);
+    let mut out = Vec::with_capacity(keys.len());
+    for chunk in obs.chunks(500) {
+        let list = join_ids(chunk);
+        let mut st = conn.prepare(&format!(
+            "SELECT {OBS_COLUMNS} FROM observations WHERE id IN ({list})"
+        ))?;
+        out.extend(
+            st.query_map([], obs_doc)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+        );
+    }
+    for chunk in ses.chunks(500) {
+        let list = join_ids(chunk);
+        let mut st = conn.prepare(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE rowid IN ({list})"
+        ))?;
+        out.extend(
+            st.query_map([], session_doc)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+        );
+    }
+    Ok(out)
+}
+
+/// Integer ids as an SQL list (integers only, so no injection is possible).
+pub fn join_ids(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// What one index run did to one index.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// `bm25` or `vectors-<model>-<dim>`.
+    pub name: String,
+    pub docs: u64,
+    pub added: u64,
+    pub updated: u64,
+    pub removed: u64,
+    pub rebuilt: bool,
+    /// Why it was rebuilt (asked, missing, unreadable…).
+    pub reason: Option<String>,
+}
+
+/// What `--check` found in one index.
+#[derive(Debug, Clone, Default)]
+pub struct Check {
+    pub name: String,
+    pub expected: u64,
+    pub indexed: u64,
+    pub missing: Vec<u64>,
+    pub extra: Vec<u64>,
+    pub error: Option<String>,
+}
+
+impl Check {
+    pub fn differs(&self) -> bool {
+        !self.missing.is_empty() || !self.extra.is_empty() || self.error.is_some()
+    }
+}
+
+/// Most indexing threads (tantivy's own limit); more only cost memory.
+pub const MAX_THREADS: usize = 8;
+
+/// Options of an index run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub rebuild: bool,
+    /// usearch storage: `f32`, `f16` or `i8`.
+    pub quantization: String,
+    /// Writer heap for tantivy, bytes.
+    pub heap: usize,
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rebuild: false,
+            quantization: "f16".into(),
+            heap: 96 << 20,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(4),
+        }
+    }
+}
+
+/// Brings every index up to date with the database.
+pub fn update(conn: &Connection, layout: &Layout, opts: &Options) -> Result<Vec<Report>> {
+    std::fs::create_dir_all(&layout.dir)?;
+    let (prev, why) = match layout.state_for(conn)? {
+        _ if opts.rebuild => (None, None),
+        Ok(s) => (Some(s), None),
+        Err(why) => (None, Some(why)),
+    };
+    let mut state = prev.clone().unwrap_or(State {
+        version: STATE_VERSION,
+        database_id: memkit_core::store::database_id(conn)?,
+        ..State::default()
+    });
+    let mut reports = Vec::new();
+    let (rep, tags) = bm25::update(conn, layout, &mut state, prev.is_none(), opts)?;
+    state.tags = tags;
+    reports.push(rep);
+    reports.extend(vectors::update(conn, layout, &mut state, opts)?);
+    if why.as_deref() == Some(FOREIGN) {
+        for r in reports.iter_mut().filter(|r| r.rebuilt) {
+            r.reason = Some(FOREIGN.into());
+        }
+    }
+    state.updated_at = Some(memkit_core::store::now());
+    layout.save_state(&state)?;
+    // Indexes made by an older memkit (or before the process umask was set) were 0755/0644.
+    memkit_core::store::tighten(&layout.dir);
+    Ok(reports)
+}
+
+/// Compares every index with the database.
+pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
+    let mut out = vec![bm25::check(conn, layout)?];
+    out.extend(vectors::check(conn, layout)?);
+    // Matching keys prove nothing when the index was built for another database.
+    if let Err(why) = layout.state_for(conn)?
+        && why == FOREIGN
+    {
+        for c in &mut out {
+            c.error.get_or_insert_with(|| FOREIGN.into());
+        }
+    }
+    Ok(out)
+}
+
+/// Every key that should be in the BM25 index.
+pub fn expected_keys(conn: &Connection) -> Result<Vec<u64>> {
+    let mut keys = Vec::new();
+    let mut st = conn.prepare("SELECT id FROM observations")?;
+    for id in st.query_map([], |r| r.get::<_, i64>(0))? {
+        keys.push(vector_key("observation", id?));
+    }
+    let mut st =
+        conn.prepare("SELECT rowid FROM sessions WHERE summary IS NOT NULL AND summary != ''")?;
+    for id in st.query_map([], |r| r.get::<_, i64>(0))? {
+        keys.push(vector_key("session", id?));
+    }
+    Ok(keys)
+}
+
+pub fn index_err(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Other(format!("{what}: {e}"))
+}

@@ -1,0 +1,388 @@
+//! usearch HNSW indexes (cosine), one per embedding model and dimension, keyed by
+//! `store::vector_key`. Each `.usearch` file has a `.keys` sidecar (little-endian u64 keys)
+//! because usearch cannot list its keys; the sidecar is checked against the index on load.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rayon::prelude::*;
+use rusqlite::Connection;
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use super::{Check, Layout, Options, Report, State, VectorState, index_err};
+use memkit_core::Result;
+use memkit_core::store::vector_key;
+
+pub fn scalar_kind(q: &str) -> Option<ScalarKind> {
+    match q {
+        "f32" => Some(ScalarKind::F32),
+        "f16" => Some(ScalarKind::F16),
+        "i8" => Some(ScalarKind::I8),
+        _ => None,
+    }
+}
+
+/// Decodes a little-endian f32 blob.
+pub fn decode(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Encodes a vector as the little-endian f32 blob the tables store.
+pub fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// An open vector index with its keys.
+pub struct Vectors {
+    pub index: Index,
+    pub model: String,
+    pub dim: usize,
+}
+
+impl Vectors {
+    /// Memory-maps a saved index for searching.
+    pub fn view(path: &Path, model: &str, dim: usize) -> Result<Vectors> {
+        let p = path.to_string_lossy();
+        let index = Index::restore_view(&p).map_err(|e| index_err("vector index", e))?;
+        if index.dimensions() != dim {
+            return Err(index_err("vector index", "dimension differs"));
+        }
+        Ok(Vectors {
+            index,
+            model: model.into(),
+            dim,
+        })
+    }
+
+    /// Nearest keys with their cosine similarity, best first.
+    pub fn search(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        if q.len() != self.dim || self.index.size() == 0 {
+            return Ok(vec![]);
+        }
+        let m = self
+            .index
+            .search(q, k)
+            .map_err(|e| index_err("vector search", e))?;
+        Ok(m.keys
+            .into_iter()
+            .zip(m.distances)
+            .map(|(k, d)| (k, 1.0 - d))
+            .collect())
+    }
+}
+
+fn keys_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".keys");
+    s.into()
+}
+
+fn read_keys(path: &Path) -> Option<Vec<u64>> {
+    let b = std::fs::read(keys_path(path)).ok()?;
+    if b.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+fn write_keys(path: &Path, keys: &HashSet<u64>) -> Result<()> {
+    let mut v: Vec<u64> = keys.iter().copied().collect();
+    v.sort();
+    let bytes: Vec<u8> = v.iter().flat_map(|k| k.to_le_bytes()).collect();
+    let tmp = keys_path(path).with_extension("keys.tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, keys_path(path))?;
+    Ok(())
+}
+
+/// Loads a saved index and its sidecar, refusing one whose sidecar does not match it.
+fn load(path: &Path, dim: usize, q: ScalarKind) -> Result<(Index, HashSet<u64>)> {
+    let p = path.to_string_lossy();
+    let index = Index::restore(&p).map_err(|e| index_err("vector index", e))?;
+    if index.dimensions() != dim || index.scalar_kind() != q {
+        return Err(index_err("vector index", "dimension or storage differs"));
+    }
+    let keys: HashSet<u64> = read_keys(path)
+        .ok_or_else(|| index_err("vector index", "key list missing"))?
+        .into_iter()
+        .collect();
+    if keys.len() != index.size() || keys.iter().any(|k| !index.contains(*k)) {
+        return Err(index_err("vector index", "key list does not match"));
+    }
+    Ok((index, keys))
+}
+
+fn new_index(dim: usize, q: ScalarKind) -> Result<Index> {
+    let opts = IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::Cos,
+        quantization: q,
+        connectivity: 16,
+        expansion_add: 128,
+        expansion_search: 64,
+        multi: false,
+    };
+    Index::new(&opts).map_err(|e| index_err("vector index", e))
+}
+
+/// Every (model, dim) with vectors in the database.
+pub fn models(conn: &Connection) -> Result<Vec<(String, usize)>> {
+    let mut st = conn.prepare("SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim")?;
+    let rows = st.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Brings one vector index per (model, dim) up to date; removes files of models that are gone.
+pub fn update(
+    conn: &Connection,
+    layout: &Layout,
+    state: &mut State,
+    opts: &Options,
+) -> Result<Vec<Report>> {
+    let q = scalar_kind(&opts.quantization).ok_or_else(|| {
+        memkit_core::Error::Usage(format!(
+            "unknown vector storage {:?} (f32, f16 or i8)",
+            opts.quantization
+        ))
+    })?;
+    let mut reports = Vec::new();
+    let mut next = Vec::new();
+    let models = models(conn)?;
+    for (model, dim) in &models {
+        let file = Layout::vector_file(model, *dim);
+        let path = layout.dir.join(&file);
+        let prev = state
+            .vectors
+            .iter()
+            .find(|v| &v.model == model && v.dim == *dim)
+            .cloned();
+        let mut rep = Report {
+            name: file.trim_end_matches(".usearch").to_string(),
+            ..Report::default()
+        };
+        let loaded = match (&prev, opts.rebuild) {
+            (_, true) => {
+                rep.reason = Some("asked".into());
+                None
+            }
+            (None, _) => {
+                rep.reason = Some("no index state".into());
+                None
+            }
+            (Some(p), _) if p.quantization != opts.quantization => {
+                rep.reason = Some(format!(
+                    "storage {} → {}",
+                    p.quantization, opts.quantization
+                ));
+                None
+            }
+            (Some(_), _) => match load(&path, *dim, q) {
+                Ok(x) => Some(x),
+                Err(e) => {
+                    rep.reason = Some(e.to_string());
+                    None
+                }
+            },
+        };
+        let upto = loaded
+            .as_ref()
+            .and(prev.as_ref())
+            .and_then(|p| p.upto.clone())
+            .unwrap_or_default();
+        let (index, mut have) = match loaded {
+            Some(x) => x,
+            None => {
+                rep.rebuilt = true;
+                (new_index(*dim, q)?, HashSet::new())
+            }
+        };
+        // What the database holds for this model.
+        let mut db: HashSet<u64> = HashSet::new();
+        let mut todo: Vec<(String, i64, u64)> = Vec::new();
+        let mut max_upto = if upto.is_empty() {
+            None
+        } else {
+            Some(upto.clone())
+        };
+        {
+            let mut st = conn.prepare(
+                "SELECT owner_kind, owner_id, created_at FROM embeddings WHERE model = ?1 AND dim = ?2",
+            )?;
+            let mut rows = st.query(rusqlite::params![model, *dim as i64])?;
+            while let Some(r) = rows.next()? {
+                let kind: String = r.get(0)?;
+                let id: i64 = r.get(1)?;
+                let at: String = r.get(2)?;
+                let key = vector_key(&kind, id);
+                db.insert(key);
+                if !have.contains(&key) || at > upto {
+                    todo.push((kind, id, key));
+                }
+                if max_upto.as_ref().is_none_or(|m| &at > m) {
+                    max_upto = Some(at);
+                }
+            }
+        }
+        for k in have
+            .iter()
+            .filter(|k| !db.contains(k))
+            .copied()
+            .collect::<Vec<_>>()
+        {
+            let _ = index.remove(k);
+            have.remove(&k);
+            rep.removed += 1;
+        }
+        // Fetch the vectors to add.
+        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(todo.len());
+        if rep.rebuilt {
+            let mut st = conn.prepare(
+                "SELECT owner_kind, owner_id, vector FROM embeddings WHERE model = ?1 AND dim = ?2",
+            )?;
+            let mut rows = st.query(rusqlite::params![model, *dim as i64])?;
+            while let Some(r) = rows.next()? {
+                let kind: String = r.get(0)?;
+                let blob: Vec<u8> = r.get(2)?;
+                vecs.push((vector_key(&kind, r.get(1)?), decode(&blob)));
+            }
+        } else {
+            let mut st = conn.prepare(
+                "SELECT vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND model = ?3 AND dim = ?4",
+            )?;
+            for (kind, id, key) in &todo {
+                let blob: Vec<u8> = st
+                    .query_row(rusqlite::params![kind, id, model, *dim as i64], |r| {
+                        r.get(0)
+                    })?;
+                vecs.push((*key, decode(&blob)));
+            }
+        }
+        vecs.retain(|(_, v)| v.len() == *dim);
+        for (k, _) in &vecs {
+            if have.contains(k) {
+                let _ = index.remove(*k);
+                rep.updated += 1;
+            } else {
+                rep.added += 1;
+            }
+        }
+        let threads = opts.threads.clamp(1, super::MAX_THREADS);
+        index
+            .reserve_capacity_and_threads(index.size() + vecs.len() + 16, threads)
+            .map_err(|e| index_err("vector reserve", e))?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| index_err("threads", e))?;
+        pool.install(|| {
+            vecs.par_iter()
+                .try_for_each(|(k, v)| index.add(*k, v).map(|_| ()))
+        })
+        .map_err(|e| index_err("vector add", e))?;
+        for (k, _) in &vecs {
+            have.insert(*k);
+        }
+        let tmp = layout.dir.join(format!("{file}.tmp"));
+        index
+            .save(&tmp.to_string_lossy())
+            .map_err(|e| index_err("vector save", e))?;
+        std::fs::rename(&tmp, &path)?;
+        write_keys(&path, &have)?;
+        rep.docs = have.len() as u64;
+        next.push(VectorState {
+            model: model.clone(),
+            dim: *dim,
+            quantization: opts.quantization.clone(),
+            count: have.len() as u64,
+            upto: max_upto,
+            file,
+        });
+        reports.push(rep);
+    }
+    // Indexes of models no longer in the database, and any not in the state (left by an
+    // interrupted run, or by another database's index).
+    if let Ok(entries) = std::fs::read_dir(&layout.dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = name.strip_suffix(".keys").unwrap_or(&name);
+            if file.starts_with("vectors-")
+                && file.ends_with(".usearch")
+                && !next.iter().any(|v| v.file == file)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    state.vectors = next;
+    Ok(reports)
+}
+
+/// Compares each vector index with the embeddings table.
+pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    for (model, dim) in models(conn)? {
+        let file = Layout::vector_file(&model, dim);
+        let path = layout.dir.join(&file);
+        let mut c = Check {
+            name: file.trim_end_matches(".usearch").to_string(),
+            ..Check::default()
+        };
+        let mut want: HashSet<u64> = HashSet::new();
+        let mut st = conn
+            .prepare("SELECT owner_kind, owner_id FROM embeddings WHERE model = ?1 AND dim = ?2")?;
+        let mut rows = st.query(rusqlite::params![model, dim as i64])?;
+        while let Some(r) = rows.next()? {
+            want.insert(vector_key(&r.get::<_, String>(0)?, r.get(1)?));
+        }
+        c.expected = want.len() as u64;
+        let loaded = Index::restore_view(&path.to_string_lossy())
+            .map_err(|e| e.to_string())
+            .and_then(|i| {
+                read_keys(&path)
+                    .map(|k| (i, k))
+                    .ok_or("key list missing".into())
+            });
+        match loaded {
+            Ok((index, keys)) => {
+                let mut counts: HashMap<u64, u32> = HashMap::new();
+                for k in keys {
+                    *counts.entry(k).or_default() += 1;
+                }
+                c.indexed = index.size() as u64;
+                c.missing = want
+                    .iter()
+                    .filter(|k| !counts.contains_key(k) || !index.contains(**k))
+                    .copied()
+                    .collect();
+                c.extra = counts
+                    .iter()
+                    .filter(|(k, n)| !want.contains(k) || **n > 1)
+                    .map(|(k, _)| *k)
+                    .collect();
+                if counts.len() != index.size() {
+                    c.error = Some(format!(
+                        "index holds {} vectors, key list {}",
+                        index.size(),
+                        counts.len()
+                    ));
+                }
+            }
+            Err(e) => {
+                c.error = Some(e);
+                c.missing = want.iter().copied().collect();
+            }
+        }
+        c.missing.sort();
+        c.extra.sort();
+        out.push(c);
+    }
+    Ok(out)
+}
