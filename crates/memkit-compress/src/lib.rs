@@ -6,6 +6,7 @@
 //! calls are retried with exponential backoff; a group whose calls finally fail is compressed by
 //! the heuristic instead, so no capture is ever dropped.
 
+pub mod database;
 pub mod dedup;
 pub mod heuristic;
 pub mod llm;

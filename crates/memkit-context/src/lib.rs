@@ -8,6 +8,7 @@
 //! says how to get more (progressive disclosure).
 
 pub mod prompt;
+pub mod request;
 
 use rusqlite::{Connection, OptionalExtension};
 

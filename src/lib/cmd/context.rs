@@ -2,19 +2,15 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
-use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
 use crate::cli::{self, Common, Format, Io, Outcome};
 use crate::config::{self, Config};
-use crate::context::prompt::{self, Thresholds};
-use crate::context::{self, Options, Source};
+use crate::context::request::Request;
+use crate::context::{self, Source};
 use crate::hook::HookPayload;
-use crate::record::{Context, ContextItem};
-use crate::search::{Filters, Searcher};
-use crate::tokens::estimate;
 use crate::{Error, Result, project, store};
 
 pub const TOOL: super::Tool = super::Tool {
@@ -73,9 +69,6 @@ impl cli::ToolArgs for Args {
     }
 }
 
-/// The most a prompt's memories may cost.
-pub const PROMPT_BUDGET: usize = 500;
-
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.hook {
         return Ok(run_hook(io, &args));
@@ -84,7 +77,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     let budget = budget(&cfg, args.budget)?;
     // Read only when a search runs, where a failure becomes a note: checked up front.
-    thresholds(&cfg)?;
+    context::request::thresholds(&cfg)?;
     let dir = std::env::current_dir()?;
     let Some(conn) = store::open_if_present(&cfg.db_path())? else {
         return Ok(io.no_memories(&cfg.db_path()));
@@ -93,7 +86,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(p) => store::projects::resolve(&conn, p)?.into_iter().next(),
         None => Some(project::identify(&dir.display().to_string()).root),
     };
-    let req = Req {
+    let req = Request {
         project,
         session: args.session.clone(),
         source: args.source,
@@ -101,7 +94,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         budget,
         dir: Some(dir),
     };
-    let rec = build(&home, &cfg, conn, &req)?;
+    let rec = context::request::build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
     match args.common.format {
         Some(Format::Json | Format::Jsonl) => io.record(&rec)?,
@@ -117,17 +110,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     })
 }
 
-struct Req {
-    project: Option<String>,
-    session: Option<String>,
-    source: Source,
-    /// Some = prompt mode.
-    prompt: Option<String>,
-    budget: usize,
-    /// Where to ask git for the changed files.
-    dir: Option<std::path::PathBuf>,
-}
-
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
     match flag {
         Some(b) => config::check_flag("--budget", "context_tokens", b),
@@ -136,257 +118,6 @@ fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
             .unwrap_or(context::DEFAULT_BUDGET)),
     }
 }
-
-fn thresholds(cfg: &Config) -> Result<Thresholds> {
-    let d = Thresholds::default();
-    Ok(Thresholds {
-        coverage: cfg
-            .get_num("context_prompt_coverage")?
-            .unwrap_or(d.coverage),
-        terms: cfg.get_num("context_prompt_terms")?.unwrap_or(d.terms),
-    })
-}
-
-/// The database is read as it is (`store::open_if_present`): a hook never creates or
-/// migrates it.
-fn build(home: &Path, cfg: &Config, conn: rusqlite::Connection, req: &Req) -> Result<Context> {
-    let start = Instant::now();
-    let now_ms = chrono::Utc::now().timestamp_millis();
-    let mut rec = Context {
-        v: crate::record::VERSION,
-        event: if req.prompt.is_some() {
-            "UserPromptSubmit"
-        } else {
-            "SessionStart"
-        }
-        .into(),
-        project: req.project.clone(),
-        project_name: req.project.as_deref().map(project::name_of),
-        source: req.prompt.is_none().then_some(req.source),
-        text: String::new(),
-        tokens: 0,
-        budget: req.budget,
-        layers: vec![],
-        items: vec![],
-        build_ms: 0,
-    };
-    match &req.prompt {
-        Some(text) => {
-            rec.budget = req.budget.min(PROMPT_BUDGET);
-            let searcher = Searcher::open(home, conn, cfg)?;
-            prompt_block(&searcher, cfg, req, text, now_ms, &mut rec)?;
-        }
-        None => session_block(home, cfg, conn, req, now_ms, &mut rec)?,
-    }
-    rec.tokens = estimate(&rec.text);
-    rec.build_ms = start.elapsed().as_millis() as u64;
-    Ok(rec)
-}
-
-fn session_block(
-    home: &Path,
-    cfg: &Config,
-    conn: rusqlite::Connection,
-    req: &Req,
-    now_ms: i64,
-    rec: &mut Context,
-) -> Result<()> {
-    let git = cfg.get("search_git_files").as_deref() != Some("0");
-    let files = match (&req.dir, git) {
-        (Some(d), true) => project::changed_files(d),
-        _ => vec![],
-    };
-    let query = if other_projects_allowed(cfg) {
-        cross_query(req, &files)
-    } else {
-        None
-    };
-    let (conn, others, others_note) = match query {
-        Some(q) => {
-            let searcher = Searcher::open(home, conn, cfg)?;
-            let found = other_projects(&searcher, cfg, req, &q);
-            (searcher.conn, found.0, found.1)
-        }
-        None => (conn, vec![], None),
-    };
-    let opts = Options {
-        project: req.project.clone(),
-        session_id: req.session.clone(),
-        source: req.source,
-        budget: req.budget,
-        files,
-        now_ms,
-        others,
-    };
-    let built = context::build(&conn, cfg, &opts)?;
-    rec.layers = built.layers;
-    if let Some(note) = others_note
-        && let Some(l) = rec.layers.iter_mut().find(|l| l.name == "observations")
-    {
-        l.reason = Some(match l.reason.take() {
-            Some(r) => format!("{r}; {note}"),
-            None => note,
-        });
-    }
-    rec.items = built
-        .observation_ids
-        .iter()
-        .map(|&id| {
-            let other = opts.others.iter().find(|o| o.id == id);
-            ContextItem {
-                source: "observation".into(),
-                id,
-                project_name: other.map(|o| o.project_name.clone()),
-                other_project: other.is_some(),
-            }
-        })
-        .collect();
-    rec.text = built.text;
-    if rec.text.is_empty() && !context::has_any_memory(&conn, req.project.as_deref())? {
-        rec.text = WELCOME.to_string();
-    }
-    Ok(())
-}
-
-/// Whether other projects' memories may come in at all (MEM_CONTEXT_OTHER_PROJECTS, off by
-/// default): one project's work showing up in another's session is a leak unless asked for.
-fn other_projects_allowed(cfg: &Config) -> bool {
-    cfg.get_bool("context_other_projects")
-}
-
-/// What the work at hand is about, as words: the branch name and the changed files' names.
-/// `None` when that says nothing (on main with a clean tree).
-fn cross_query(req: &Req, files: &[String]) -> Option<String> {
-    const GENERIC: &[&str] = &[
-        "main", "master", "develop", "dev", "trunk", "head", "feature", "feat", "fix", "bugfix",
-        "hotfix", "chore", "release", "wip", "mod", "index", "lib", "init", "readme",
-    ];
-    let dir = req.dir.as_ref()?;
-    let branch = project::identify(&dir.display().to_string()).branch;
-    let mut words: Vec<String> = Vec::new();
-    let names = files.iter().filter_map(|f| {
-        Path::new(f)
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-    });
-    for part in branch.into_iter().chain(names) {
-        for w in part.split(|c: char| !c.is_alphanumeric()) {
-            let w = w.to_lowercase();
-            if w.len() >= 3 && !GENERIC.contains(&w.as_str()) && !words.contains(&w) {
-                words.push(w);
-            }
-        }
-    }
-    words.truncate(24);
-    (words.len() >= 2).then(|| words.join(" "))
-}
-
-/// Other projects' observations clearly relevant to `query` (at most 3), and a note when the
-/// search could not run.
-fn other_projects(
-    s: &Searcher,
-    cfg: &Config,
-    req: &Req,
-    query: &str,
-) -> (Vec<context::Other>, Option<String>) {
-    let found = thresholds(cfg)
-        .and_then(|th| prompt::relevant(s, query, Filters::default(), req.project.clone(), 10, th));
-    match found {
-        Err(e) => (vec![], Some(format!("other projects not searched: {e}"))),
-        Ok(rel) => (
-            rel.into_iter()
-                .filter(|r| r.hit.other_project && r.hit.source == "observation")
-                .take(3)
-                .map(|r| context::Other {
-                    id: r.hit.id,
-                    kind: r.hit.kind.clone(),
-                    title: r.hit.title.clone(),
-                    created_ms: crate::index::time_ms(&r.hit.created_at),
-                    project_name: r.hit.project_name.clone().unwrap_or_default(),
-                })
-                .collect(),
-            None,
-        ),
-    }
-}
-
-/// The prompt's clearly relevant memories as a short block (or nothing).
-fn prompt_block(
-    s: &Searcher,
-    cfg: &Config,
-    req: &Req,
-    text: &str,
-    now_ms: i64,
-    rec: &mut Context,
-) -> Result<()> {
-    let text: String = text.chars().take(4000).collect();
-    if text.trim().is_empty() {
-        return Ok(());
-    }
-    let filters = if other_projects_allowed(cfg) {
-        Filters::default()
-    } else {
-        // No project known, no memories: never guess with another project's.
-        Filters {
-            projects: Some(req.project.iter().cloned().collect()),
-            ..Filters::default()
-        }
-    };
-    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg)?)?;
-    if found.is_empty() {
-        return Ok(());
-    }
-    let head = "memkit: memories that may bear on this prompt\n";
-    let foot = "`mem-report --obs <id>` shows one in full; `mem-search \"<words>\"` finds more.\n";
-    let mut body = String::new();
-    let mut used = estimate(head) + estimate(foot);
-    for r in &found {
-        let h = &r.hit;
-        let from = h
-            .other_project
-            .then(|| h.project_name.clone().unwrap_or_default());
-        let label = if h.source == "session" {
-            format!("session #{}", h.id)
-        } else {
-            format!("#{} {}", h.id, h.kind)
-        };
-        let mut line = context::index_line(
-            &label,
-            &h.title,
-            crate::index::time_ms(&h.created_at),
-            from.as_deref(),
-            now_ms,
-        );
-        let gist = h
-            .summary
-            .as_deref()
-            .map(context::flatten)
-            .filter(|s| !s.is_empty() && *s != h.title);
-        if let Some(g) = gist {
-            line.push_str(" — ");
-            line.extend(g.chars().take(160));
-        }
-        line.push('\n');
-        let t = estimate(&line);
-        if used + t > rec.budget {
-            break;
-        }
-        used += t;
-        body.push_str(&line);
-        rec.items.push(ContextItem {
-            source: h.source.clone(),
-            id: h.id,
-            project_name: from,
-            other_project: h.other_project,
-        });
-    }
-    if !body.is_empty() {
-        rec.text = format!("{head}{body}{foot}");
-    }
-    Ok(())
-}
-
-const WELCOME: &str = "memkit is recording this project; what happens in this session will be remembered here next time (`mem-search \"<words>\"` searches past work).\n";
 
 /// Hook mode: read the payload, print the hook JSON or nothing, and never fail.
 fn run_hook(io: &mut Io, args: &Args) -> Outcome {
@@ -437,7 +168,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
     } else {
         None
     };
-    let req = Req {
+    let req = Request {
         project: args.project.clone().or(pr.map(|p| p.root)),
         session: payload.session_id.clone(),
         source: payload
@@ -455,7 +186,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
     let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
         return Ok(None);
     };
-    let rec = build(home, &cfg, conn, &req)?;
+    let rec = context::request::build(home, &cfg, conn, &req)?;
     if rec.text.is_empty() {
         return Ok(None);
     }

@@ -12,7 +12,7 @@ use crate::cli::{self, Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::project;
 use crate::record::Hit;
-use crate::search::{self, Engine, Filters, Request, Searcher};
+use crate::search::{self, Engine, Query, Searcher};
 use crate::store;
 use crate::{Error, Result};
 
@@ -222,88 +222,6 @@ impl Ctx {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_request(
-    s: &Searcher,
-    ctx: &mut Ctx,
-    text: String,
-    project: Option<String>,
-    projects: Vec<String>,
-    all_projects: bool,
-    kinds: Vec<String>,
-    tags: Vec<String>,
-    after: Option<String>,
-    before: Option<String>,
-    session: Option<String>,
-    files: Option<Vec<String>>,
-    limit: usize,
-    min_score: Option<f64>,
-    probe: bool,
-    explain: bool,
-    engine: Engine,
-) -> Result<Request> {
-    if text.trim().is_empty() {
-        return Err(Error::Usage(
-            "empty query: give some words to look for".into(),
-        ));
-    }
-    if min_score.is_some_and(|m| !m.is_finite()) {
-        return Err(Error::Usage("min_score: not a finite number".into()));
-    }
-    let kinds: Vec<String> = kinds.into_iter().map(|k| k.trim().to_lowercase()).collect();
-    for k in &kinds {
-        if !crate::record::OBSERVATION_TYPES.contains(&k.as_str()) && k != "session" {
-            return Err(Error::Usage(format!(
-                "unknown type {k:?}: use {} or session",
-                crate::record::OBSERVATION_TYPES.join(", ")
-            )));
-        }
-    }
-    let projects_filter = if all_projects {
-        None
-    } else if !projects.is_empty() {
-        let mut all = Vec::new();
-        for p in &projects {
-            all.extend(store::projects::resolve(&s.conn, p)?);
-        }
-        Some(all)
-    } else if let Some(p) = &project {
-        Some(store::projects::resolve(&s.conn, p)?)
-    } else {
-        Some(ctx.current.iter().cloned().collect())
-    };
-    let after_ms = after
-        .as_deref()
-        .map(|a| search::parse_bound(a, false))
-        .transpose()?;
-    let before_ms = before
-        .as_deref()
-        .map(|b| search::parse_bound(b, true))
-        .transpose()?;
-    let files = match files {
-        Some(f) => f,
-        None => ctx.files(),
-    };
-    Ok(Request {
-        text,
-        filters: Filters {
-            projects: projects_filter,
-            kinds,
-            tags: s.expand_tags(&tags)?,
-            after_ms,
-            before_ms,
-            session,
-        },
-        limit: if limit == 0 { 10 } else { limit },
-        min_score,
-        files,
-        current_project: ctx.current.clone(),
-        engine,
-        probe,
-        explain,
-    })
-}
-
 fn open_db(path: &Path) -> Result<Option<Connection>> {
     if !path.exists() {
         return Ok(None);
@@ -362,24 +280,26 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if let Some(path) = &args.batch {
         return batch(io, &searcher, &mut ctx, path, &args);
     }
-    let req = build_request(
-        &searcher,
-        &mut ctx,
-        query,
-        args.project.clone(),
-        args.projects.clone(),
-        args.all_projects,
-        args.kinds.clone(),
-        args.tags.clone(),
-        args.after.clone(),
-        args.before.clone(),
-        args.session.clone(),
-        args.files.clone(),
-        limit,
-        args.min_score,
-        args.mode == Mode::Probe,
-        args.explain,
-        args.engine,
+    let req = searcher.request(
+        Query {
+            text: query,
+            project: args.project.clone(),
+            projects: args.projects.clone(),
+            all_projects: args.all_projects,
+            kinds: args.kinds.clone(),
+            tags: args.tags.clone(),
+            after: args.after.clone(),
+            before: args.before.clone(),
+            session: args.session.clone(),
+            files: args.files.clone(),
+            limit,
+            min_score: args.min_score,
+            probe: args.mode == Mode::Probe,
+            explain: args.explain,
+            engine: args.engine,
+        },
+        ctx.current.clone(),
+        || ctx.files(),
     )?;
     let hits = searcher.search(&req)?;
     warn_mode(io, &searcher, &hits);
@@ -475,32 +395,38 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
                 }
             },
         };
-        let req = build_request(
-            s,
-            ctx,
-            q.query,
-            q.project.or(args.project.clone()),
-            q.projects
-                .map(ListArg::into_vec)
-                .unwrap_or_else(|| args.projects.clone()),
-            q.all_projects || args.all_projects,
-            q.kinds
-                .map(ListArg::into_vec)
-                .unwrap_or_else(|| args.kinds.clone()),
-            q.tags
-                .map(ListArg::into_vec)
-                .unwrap_or_else(|| args.tags.clone()),
-            q.after.or(args.after.clone()),
-            q.before.or(args.before.clone()),
-            q.session.or(args.session.clone()),
-            q.files.map(ListArg::into_vec).or(args.files.clone()),
-            q.limit
-                .map(|l| capped_limit(io, &format!("{name}:{}: limit", i + 1), l))
-                .unwrap_or(args.limit.min(search::MAX_LIMIT)),
-            q.min_score.or(args.min_score),
-            probe,
-            q.explain.unwrap_or(args.explain),
-            engine,
+        let req = s.request(
+            Query {
+                text: q.query,
+                project: q.project.or(args.project.clone()),
+                projects: q
+                    .projects
+                    .map(ListArg::into_vec)
+                    .unwrap_or_else(|| args.projects.clone()),
+                all_projects: q.all_projects || args.all_projects,
+                kinds: q
+                    .kinds
+                    .map(ListArg::into_vec)
+                    .unwrap_or_else(|| args.kinds.clone()),
+                tags: q
+                    .tags
+                    .map(ListArg::into_vec)
+                    .unwrap_or_else(|| args.tags.clone()),
+                after: q.after.or(args.after.clone()),
+                before: q.before.or(args.before.clone()),
+                session: q.session.or(args.session.clone()),
+                files: q.files.map(ListArg::into_vec).or(args.files.clone()),
+                limit: q
+                    .limit
+                    .map(|l| capped_limit(io, &format!("{name}:{}: limit", i + 1), l))
+                    .unwrap_or(args.limit.min(search::MAX_LIMIT)),
+                min_score: q.min_score.or(args.min_score),
+                probe,
+                explain: q.explain.unwrap_or(args.explain),
+                engine,
+            },
+            ctx.current.clone(),
+            || ctx.files(),
         );
         let hits = match req.and_then(|r| s.search(&r)) {
             Ok(h) => h,

@@ -187,6 +187,24 @@ pub fn find_model(name: &str, hint: Option<&str>) -> Option<(PathBuf, Manifest)>
     dirs.into_iter().find_map(named)
 }
 
+/// Embeds search queries, for `search` (which depends on this trait, not on a model): [`QueryModel`]
+/// implements it with a real model, tests with stand-ins. Search works without one:
+/// cached query vectors are read from `embedding_cache` directly.
+pub trait QueryEmbedder {
+    /// Model name as stored in `embeddings.model`.
+    fn model(&self) -> &str;
+    /// Output dimension as stored in `embeddings.dim`.
+    fn dim(&self) -> usize;
+    /// Embeds `text` exactly as given (already shaped by [`query_text`] for
+    /// queries); the vector must be L2-normalised. The searcher caches it.
+    fn embed(&self, text: &str) -> Result<Vec<f32>>;
+    /// Embeds several texts, as [`QueryEmbedder::embed`] does each (an implementation may
+    /// batch them: a search with `--tags` embeds every known tag once).
+    fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        texts.iter().map(|t| self.embed(t)).collect()
+    }
+}
+
 /// A model for search queries, loaded on the first query that is not cached (a cached
 /// query never pays for loading it).
 pub struct QueryModel {
@@ -214,7 +232,7 @@ impl QueryModel {
     }
 }
 
-impl crate::search::QueryEmbedder for QueryModel {
+impl QueryEmbedder for QueryModel {
     fn model(&self) -> &str {
         &self.manifest.name
     }

@@ -5,7 +5,7 @@
 //!
 //! Query vectors come from `embedding_cache` (model, dim, sha256 hex of the query text that
 //! [`crate::embed::query_text`] makes from the model's manifest) without loading a model; a
-//! [`QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
+//! [`crate::embed::QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
 pub mod synth;
@@ -19,7 +19,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 use tantivy::Term;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery,
+};
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::{Bm25, TEXT_FIELDS};
@@ -31,23 +33,6 @@ use memkit_core::{Error, Result};
 
 /// Most hits one search returns: a larger limit is capped (candidate lists are sized from it).
 pub const MAX_LIMIT: usize = 10_000;
-
-/// Embeds query text with a real model (`embed::QueryModel`). Search works without one:
-/// cached query vectors are read from `embedding_cache` directly.
-pub trait QueryEmbedder {
-    /// Model name as stored in `embeddings.model`.
-    fn model(&self) -> &str;
-    /// Output dimension as stored in `embeddings.dim`.
-    fn dim(&self) -> usize;
-    /// Embeds `text` exactly as given (already shaped by [`crate::embed::query_text`] for
-    /// queries); the vector must be L2-normalised. The searcher caches it.
-    fn embed(&self, text: &str) -> Result<Vec<f32>>;
-    /// Embeds several texts, as [`QueryEmbedder::embed`] does each (an implementation may
-    /// batch them: a search with `--tags` embeds every known tag once).
-    fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        texts.iter().map(|t| self.embed(t)).collect()
-    }
-}
 
 /// The exact text embedded for a search query with `model`: [`crate::embed::query_text`] with
 /// the installed model's manifest (the query alone when it is not installed).
@@ -262,6 +247,31 @@ pub struct Request {
     pub explain: bool,
 }
 
+/// A search as the user asks for it (flags, or a line of `--batch`): names and bounds as typed,
+/// turned into a [`Request`] by [`Searcher::request`].
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub text: String,
+    /// A project by path or name (the current one when no project option is given).
+    pub project: Option<String>,
+    pub projects: Vec<String>,
+    pub all_projects: bool,
+    pub kinds: Vec<String>,
+    pub tags: Vec<String>,
+    /// Date bounds as typed (`2026-11-01`, `3d`, …).
+    pub after: Option<String>,
+    pub before: Option<String>,
+    pub session: Option<String>,
+    /// Working files; `None`: ask the caller's `working_files`.
+    pub files: Option<Vec<String>>,
+    /// 0 = the default (10).
+    pub limit: usize,
+    pub min_score: Option<f64>,
+    pub probe: bool,
+    pub explain: bool,
+    pub engine: Engine,
+}
+
 /// An open store + indexes, ready for many searches.
 pub struct Searcher {
     pub conn: Connection,
@@ -273,7 +283,7 @@ pub struct Searcher {
     pub vector_state: Option<VectorState>,
     vectors: std::cell::OnceCell<Option<Vectors>>,
     pub weights: Weights,
-    pub embedder: Option<Box<dyn QueryEmbedder>>,
+    pub embedder: Option<Box<dyn crate::embed::QueryEmbedder>>,
     /// Why the embedder failed (the search went on without a query vector).
     pub embed_error: std::cell::RefCell<Option<String>>,
     /// The configured embedding model (name or directory), looked at first for manifests.
@@ -283,6 +293,94 @@ pub struct Searcher {
 }
 
 impl Searcher {
+    /// Checks `q` and resolves what it names (projects, tags, date bounds) into a request:
+    /// a usage error for an empty query, an unknown type or a bad bound. `current` is the
+    /// project searched when `q` names none; `working_files` is asked only when `q` has no files.
+    pub fn request(
+        &self,
+        q: Query,
+        current: Option<String>,
+        working_files: impl FnOnce() -> Vec<String>,
+    ) -> Result<Request> {
+        let Query {
+            text,
+            project,
+            projects,
+            all_projects,
+            kinds,
+            tags,
+            after,
+            before,
+            session,
+            files,
+            limit,
+            min_score,
+            probe,
+            explain,
+            engine,
+        } = q;
+        if text.trim().is_empty() {
+            return Err(Error::Usage(
+                "empty query: give some words to look for".into(),
+            ));
+        }
+        if min_score.is_some_and(|m| !m.is_finite()) {
+            return Err(Error::Usage("min_score: not a finite number".into()));
+        }
+        let kinds: Vec<String> = kinds.into_iter().map(|k| k.trim().to_lowercase()).collect();
+        for k in &kinds {
+            if !memkit_core::record::OBSERVATION_TYPES.contains(&k.as_str()) && k != "session" {
+                return Err(Error::Usage(format!(
+                    "unknown type {k:?}: use {} or session",
+                    memkit_core::record::OBSERVATION_TYPES.join(", ")
+                )));
+            }
+        }
+        let projects_filter = if all_projects {
+            None
+        } else if !projects.is_empty() {
+            let mut all = Vec::new();
+            for p in &projects {
+                all.extend(memkit_core::store::projects::resolve(&self.conn, p)?);
+            }
+            Some(all)
+        } else if let Some(p) = &project {
+            Some(memkit_core::store::projects::resolve(&self.conn, p)?)
+        } else {
+            Some(current.iter().cloned().collect())
+        };
+        let after_ms = after
+            .as_deref()
+            .map(|a| parse_bound(a, false))
+            .transpose()?;
+        let before_ms = before
+            .as_deref()
+            .map(|b| parse_bound(b, true))
+            .transpose()?;
+        let files = match files {
+            Some(f) => f,
+            None => working_files(),
+        };
+        Ok(Request {
+            text,
+            filters: Filters {
+                projects: projects_filter,
+                kinds,
+                tags: self.expand_tags(&tags)?,
+                after_ms,
+                before_ms,
+                session,
+            },
+            limit: if limit == 0 { 10 } else { limit },
+            min_score,
+            files,
+            current_project: current,
+            engine,
+            probe,
+            explain,
+        })
+    }
+
     /// Opens the indexes under `home` for the database `conn`. Missing or unreadable indexes
     /// are not errors: search degrades (see the module doc).
     pub fn open(home: &Path, conn: Connection, cfg: &Config) -> Result<Searcher> {
@@ -493,19 +591,54 @@ impl Searcher {
         Ok(out)
     }
 
-    /// Runs one search; hits best first, each carrying the mode used.
+    /// Runs one search; hits best first, each carrying the mode used. Three steps: the
+    /// candidates of each retriever (filtered by the database), their fusion (RRF), then the
+    /// ranking by the weighted score.
     pub fn search(&self, req: &Request) -> Result<Vec<Hit>> {
         if req.text.trim().is_empty() {
             return Err(Error::Usage("empty query".into()));
         }
         let limit = req.limit.clamp(1, MAX_LIMIT);
+        let c = self.candidates(req, limit)?;
+        let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k);
+        let sims: HashMap<u64, f64> = match (&c.query_vector, self.vectors()) {
+            (Some(q), Some(v)) => self.similarities(q, &v.model, v.dim, fused.keys())?,
+            _ => HashMap::new(),
+        };
+        let signals = Signals {
+            lex_name: c.lex_name,
+            lists: [&c.lexical, &c.vector]
+                .iter()
+                .filter(|l| !l.is_empty())
+                .count()
+                .max(1),
+            lex_max: c.lexical.iter().map(|x| x.1).fold(0.0f64, f64::max),
+            sims,
+            now_ms: chrono::Utc::now().timestamp_millis(),
+            files: req.files.iter().map(|f| f.trim().to_string()).collect(),
+            current_project: req.current_project.clone(),
+        };
+        let mut scored = rank(fused, &c.docs, &signals, &self.weights);
+        if let Some(m) = req.min_score {
+            scored.retain(|s| s.0 >= m);
+        }
+        scored.truncate(limit);
+        Ok(scored
+            .into_iter()
+            .enumerate()
+            .map(|(i, (score, key, e))| make_hit(&c.docs[&key], i + 1, score, c.mode, req, e))
+            .collect())
+    }
+
+    /// Each retriever's candidates, best first, keeping only records that exist and pass the
+    /// filters (the database decides both).
+    fn candidates(&self, req: &Request, limit: usize) -> Result<Candidates> {
         let k = (limit * 5).max(50);
         let qvec = match req.engine {
             Engine::Auto | Engine::Vector => self.query_vector(&req.text)?,
             _ => None,
         };
-        // Lexical candidates.
-        let (lexical, lex_name): (Vec<(u64, f64)>, Option<&str>) = match req.engine {
+        let (lexical, lex_name): (Vec<(u64, f64)>, Option<&'static str>) = match req.engine {
             Engine::Vector => (vec![], None),
             Engine::Fts => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
             _ => match &self.bm25 {
@@ -513,7 +646,7 @@ impl Searcher {
                 None => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
             },
         };
-        // Vector candidates (over-fetched: filters apply afterwards).
+        // Over-fetched: filters apply afterwards.
         let vectors = if qvec.is_some() { self.vectors() } else { None };
         let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
             (Some(q), Some(v)) => v
@@ -535,7 +668,6 @@ impl Searcher {
             (None, _) => "vector",
             _ => "bm25",
         };
-        // The database decides what exists and what passes the filters.
         let mut keys: Vec<u64> = lexical.iter().chain(vector.iter()).map(|x| x.0).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -544,96 +676,23 @@ impl Searcher {
             .filter(|d| req.filters.passes(d))
             .map(|d| (d.key, d))
             .collect();
-        let lexical: Vec<(u64, f64)> = lexical
+        let lexical = lexical
             .into_iter()
             .filter(|x| docs.contains_key(&x.0))
             .collect();
-        let vector: Vec<(u64, f64)> = vector
+        let vector = vector
             .into_iter()
             .filter(|x| docs.contains_key(&x.0))
             .take(k)
             .collect();
-        let lists = [&lexical, &vector]
-            .iter()
-            .filter(|l| !l.is_empty())
-            .count()
-            .max(1) as f64;
-        let rk = self.weights.rrf_k;
-        // key → (rrf sum, lexical rank, lexical score, vector rank)
-        type Fused = (f64, Option<usize>, Option<f64>, Option<usize>);
-        let mut fused: HashMap<u64, Fused> = HashMap::new();
-        for (rank, (key, s)) in lexical.iter().enumerate() {
-            let e = fused.entry(*key).or_default();
-            e.0 += 1.0 / (rk + rank as f64 + 1.0);
-            e.1 = Some(rank + 1);
-            e.2 = Some(*s);
-        }
-        for (rank, (key, _)) in vector.iter().enumerate() {
-            let e = fused.entry(*key).or_default();
-            e.0 += 1.0 / (rk + rank as f64 + 1.0);
-            e.3 = Some(rank + 1);
-        }
-        let sims: HashMap<u64, f64> = match (&qvec, vectors) {
-            (Some(q), Some(v)) => self.similarities(q, &v.model, v.dim, fused.keys())?,
-            _ => HashMap::new(),
-        };
-        let lex_max = lexical.iter().map(|x| x.1).fold(0.0f64, f64::max);
-        let now = chrono::Utc::now().timestamp_millis();
-        let w = &self.weights;
-        let files: Vec<String> = req.files.iter().map(|f| f.trim().to_string()).collect();
-        let mut scored: Vec<(f64, u64, Explain)> = fused
-            .into_iter()
-            .map(|(key, (rrf, lr, ls, vr))| {
-                let d = &docs[&key];
-                let age_days = ((now - d.created_ms).max(0) as f64) / 86_400_000.0;
-                let mut e = Explain {
-                    lexical: lr.and(lex_name.map(str::to_string)),
-                    lexical_rank: lr,
-                    lexical_score: ls,
-                    vector_rank: vr,
-                    rrf,
-                    relevance: rrf * (rk + 1.0) / lists,
-                    lexical_match: match ls {
-                        Some(s) if lex_max > 0.0 => (s / lex_max).clamp(0.0, 1.0),
-                        _ => 0.0,
-                    },
-                    similarity: sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0),
-                    recency: if w.half_life_days > 0.0 {
-                        0.5f64.powf(age_days / w.half_life_days)
-                    } else {
-                        0.0
-                    },
-                    type_weight: w.type_weights.get(&d.kind).copied().unwrap_or(0.3),
-                    files: file_overlap(&files, &d.files),
-                    same_project: match (&req.current_project, &d.project) {
-                        (Some(c), Some(p)) if c == p => 1.0,
-                        _ => 0.0,
-                    },
-                    score: 0.0,
-                };
-                e.score = w.relevance * e.relevance
-                    + w.lexical * e.lexical_match
-                    + w.similarity * e.similarity
-                    + w.recency * e.recency
-                    + w.kind * e.type_weight
-                    + w.files * e.files
-                    + w.project * e.same_project;
-                (e.score, key, e)
-            })
-            .collect();
-        for s in &mut scored {
-            s.0 = (s.0 * 10_000.0).round() / 10_000.0;
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        if let Some(m) = req.min_score {
-            scored.retain(|s| s.0 >= m);
-        }
-        scored.truncate(limit);
-        Ok(scored
-            .into_iter()
-            .enumerate()
-            .map(|(i, (score, key, e))| make_hit(&docs[&key], i + 1, score, mode, req, e))
-            .collect())
+        Ok(Candidates {
+            lexical,
+            vector,
+            lex_name,
+            query_vector: qvec.filter(|_| vectors.is_some()),
+            mode,
+            docs,
+        })
     }
 
     fn similarities<'a>(
@@ -761,6 +820,114 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// What the retrievers found for one request.
+struct Candidates {
+    /// (key, BM25 or FTS5 score), best first.
+    lexical: Vec<(u64, f64)>,
+    /// (key, cosine similarity), best first.
+    vector: Vec<(u64, f64)>,
+    /// `bm25` or `fts`; `None` when only vectors were asked for.
+    lex_name: Option<&'static str>,
+    /// The query's vector, when a vector index can use it.
+    query_vector: Option<Vec<f32>>,
+    mode: &'static str,
+    /// The records that exist and pass the filters, by key.
+    docs: HashMap<u64, Doc>,
+}
+
+/// One candidate after fusion: the RRF sum, its lexical rank and score, its vector rank.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Fused {
+    pub rrf: f64,
+    pub lexical_rank: Option<usize>,
+    pub lexical_score: Option<f64>,
+    pub vector_rank: Option<usize>,
+}
+
+/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60).
+pub fn fuse(lexical: &[(u64, f64)], vector: &[(u64, f64)], rrf_k: f64) -> HashMap<u64, Fused> {
+    let mut fused: HashMap<u64, Fused> = HashMap::new();
+    for (rank, (key, s)) in lexical.iter().enumerate() {
+        let e = fused.entry(*key).or_default();
+        e.rrf += 1.0 / (rrf_k + rank as f64 + 1.0);
+        e.lexical_rank = Some(rank + 1);
+        e.lexical_score = Some(*s);
+    }
+    for (rank, (key, _)) in vector.iter().enumerate() {
+        let e = fused.entry(*key).or_default();
+        e.rrf += 1.0 / (rrf_k + rank as f64 + 1.0);
+        e.vector_rank = Some(rank + 1);
+    }
+    fused
+}
+
+/// What the score needs beyond the fused lists.
+pub struct Signals {
+    pub lex_name: Option<&'static str>,
+    /// How many retrievers returned anything (at least 1): relevance is scaled by it.
+    pub lists: usize,
+    /// The best lexical score among the candidates.
+    pub lex_max: f64,
+    /// Cosine similarity of each candidate to the query.
+    pub sims: HashMap<u64, f64>,
+    pub now_ms: i64,
+    pub files: Vec<String>,
+    pub current_project: Option<String>,
+}
+
+/// Scores every fused candidate (the weighted sum `--explain` shows), best first; ties go to
+/// the smaller key so that a ranking is reproducible. Scores are rounded to 4 decimals.
+pub fn rank(
+    fused: HashMap<u64, Fused>,
+    docs: &HashMap<u64, Doc>,
+    sig: &Signals,
+    w: &Weights,
+) -> Vec<(f64, u64, Explain)> {
+    let rk = w.rrf_k;
+    let mut scored: Vec<(f64, u64, Explain)> = fused
+        .into_iter()
+        .map(|(key, f)| {
+            let d = &docs[&key];
+            let age_days = ((sig.now_ms - d.created_ms).max(0) as f64) / 86_400_000.0;
+            let mut e = Explain {
+                lexical: f.lexical_rank.and(sig.lex_name.map(str::to_string)),
+                lexical_rank: f.lexical_rank,
+                lexical_score: f.lexical_score,
+                vector_rank: f.vector_rank,
+                rrf: f.rrf,
+                relevance: f.rrf * (rk + 1.0) / sig.lists as f64,
+                lexical_match: match f.lexical_score {
+                    Some(s) if sig.lex_max > 0.0 => (s / sig.lex_max).clamp(0.0, 1.0),
+                    _ => 0.0,
+                },
+                similarity: sig.sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0),
+                recency: if w.half_life_days > 0.0 {
+                    0.5f64.powf(age_days / w.half_life_days)
+                } else {
+                    0.0
+                },
+                type_weight: w.type_weights.get(&d.kind).copied().unwrap_or(0.3),
+                files: file_overlap(&sig.files, &d.files),
+                same_project: match (&sig.current_project, &d.project) {
+                    (Some(c), Some(p)) if c == p => 1.0,
+                    _ => 0.0,
+                },
+                score: 0.0,
+            };
+            e.score = w.relevance * e.relevance
+                + w.lexical * e.lexical_match
+                + w.similarity * e.similarity
+                + w.recency * e.recency
+                + w.kind * e.type_weight
+                + w.files * e.files
+                + w.project * e.same_project;
+            ((e.score * 10_000.0).round() / 10_000.0, key, e)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+}
+
 /// Fraction of `working` files that `touched` mentions (suffix match, so relative and
 /// absolute paths meet).
 pub fn file_overlap(working: &[String], touched: &[String]) -> f64 {
@@ -797,7 +964,7 @@ fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, 
     if terms.is_empty() {
         return Ok(vec![]);
     }
-    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let mut should: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
     for (field, (_, boost)) in fields.text.iter().zip(TEXT_FIELDS) {
         for t in &terms {
             let q = TermQuery::new(
@@ -810,9 +977,9 @@ fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, 
             ));
         }
     }
-    let mut must: Vec<(Occur, Box<dyn Query>)> =
+    let mut must: Vec<(Occur, Box<dyn TantivyQuery>)> =
         vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
-    let any_of = |field, vals: &[String]| -> Box<dyn Query> {
+    let any_of = |field, vals: &[String]| -> Box<dyn TantivyQuery> {
         Box::new(BooleanQuery::new(
             vals.iter()
                 .map(|v| {
@@ -821,7 +988,7 @@ fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, 
                         Box::new(TermQuery::new(
                             Term::from_field_text(field, v),
                             IndexRecordOption::Basic,
-                        )) as Box<dyn Query>,
+                        )) as Box<dyn TantivyQuery>,
                     )
                 })
                 .collect(),
@@ -921,5 +1088,91 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
         files: full.then(|| d.files.clone()),
         created_at: ms_text(d.created_ms),
         explain: req.explain.then_some(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(key: u64, kind: &str, days_old: i64, now_ms: i64) -> Doc {
+        Doc {
+            key,
+            source: "observation",
+            id: key as i64,
+            project: Some("/p".into()),
+            kind: kind.into(),
+            created_ms: now_ms - days_old * 86_400_000,
+            ..Doc::default()
+        }
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_and_keeps_each_lists_rank() {
+        let lexical = [(1, 9.0), (2, 5.0), (3, 1.0)];
+        let vector = [(3, 0.9), (4, 0.8)];
+        let f = fuse(&lexical, &vector, 60.0);
+        assert_eq!(f.len(), 4);
+        // In both lists (ranks 3 and 1) beats first in one list only.
+        assert!(f[&3].rrf > f[&1].rrf);
+        assert_eq!(f[&3].lexical_rank, Some(3));
+        assert_eq!(f[&3].vector_rank, Some(1));
+        assert_eq!(f[&1].lexical_score, Some(9.0));
+        assert_eq!(f[&4].lexical_rank, None);
+    }
+
+    #[test]
+    fn ranking_weighs_each_signal_and_breaks_ties_by_key() {
+        let now = 1_800_000_000_000;
+        let docs: HashMap<u64, Doc> = [
+            doc(1, "change", 30, now),
+            doc(2, "change", 30, now),
+            doc(3, "decision", 0, now),
+        ]
+        .into_iter()
+        .map(|d| (d.key, d))
+        .collect();
+        let sig = Signals {
+            lex_name: Some("bm25"),
+            lists: 1,
+            lex_max: 4.0,
+            sims: HashMap::new(),
+            now_ms: now,
+            files: vec![],
+            current_project: Some("/p".into()),
+        };
+        let one = |rank: usize, score: f64| Fused {
+            rrf: 1.0 / (61.0 + rank as f64),
+            lexical_rank: Some(rank + 1),
+            lexical_score: Some(score),
+            vector_rank: None,
+        };
+        let mut fused = HashMap::new();
+        fused.insert(1, one(0, 4.0));
+        fused.insert(2, one(0, 4.0));
+        fused.insert(3, one(2, 2.0));
+        let w = Weights::default();
+        let got = rank(fused.clone(), &docs, &sig, &w);
+        let keys: Vec<u64> = got.iter().map(|g| g.1).collect();
+        // Equal records tie and the smaller key goes first.
+        assert_eq!(got[0].0, got[1].0);
+        assert_eq!(&keys[..2], &[1, 2]);
+        let e = &got[0].2;
+        assert_eq!(e.lexical.as_deref(), Some("bm25"));
+        assert_eq!(e.lexical_match, 1.0);
+        assert_eq!(e.same_project, 1.0);
+        let sum = w.relevance * e.relevance
+            + w.lexical * e.lexical_match
+            + w.recency * e.recency
+            + w.kind * e.type_weight
+            + w.project * e.same_project;
+        assert!((e.score - sum).abs() < 1e-4);
+        // Recency and type alone lift the fresh decision above the older matches.
+        let w = Weights {
+            relevance: 0.0,
+            lexical: 0.0,
+            ..Weights::default()
+        };
+        assert_eq!(rank(fused, &docs, &sig, &w)[0].1, 3);
     }
 }
