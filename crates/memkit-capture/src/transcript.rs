@@ -147,63 +147,116 @@ fn payload(fields: Value) -> HookPayload {
 
 /// Parses one transcript file's bytes. Never fails: bad lines are reported in `bad_lines`.
 pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
-    let text = crate::utf8_lossy(bytes);
-    let agent_from_path = agent_id_from_path(path);
-    let mut out = Parsed {
-        path: path.to_path_buf(),
-        agent_id: agent_from_path.clone(),
-        ..Default::default()
-    };
-    let path_str = path.display().to_string();
-    let stem_session = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|_| agent_from_path.is_none())
-        .map(str::to_string);
+    let mut r = Reader::new(path);
+    for (i, line) in crate::utf8_lossy(bytes).lines().enumerate() {
+        r.line(i + 1, line);
+    }
+    r.finish()
+}
 
-    let mut uses: Vec<ToolUse> = Vec::new();
-    let mut results: HashMap<String, ToolResult> = HashMap::new();
-    // (time, seq, event name, fields, dedup key)
-    let mut events: Vec<(String, usize, Value, Option<String>)> = Vec::new();
-    let mut last_at = String::new();
-    let mut turn_active = false;
-    let mut turn_last_text: Option<String> = None;
-    let mut turn_last_uuid: Option<String> = None;
-    let mut is_sidechain_file = agent_from_path.is_some();
-    let mut seq = 0usize;
+/// An event before it is stamped with the session: (time, sequence, fields, dedup key).
+type Pending = (String, usize, Value, Option<String>);
 
-    for (i, line) in text.lines().enumerate() {
+/// The state of one transcript being read, line by line.
+struct Reader<'p> {
+    path: &'p Path,
+    out: Parsed,
+    /// The file's name says it is a subagent's (`agent-<id>.jsonl`).
+    agent_from_path: Option<String>,
+    uses: Vec<ToolUse>,
+    results: HashMap<String, ToolResult>,
+    events: Vec<Pending>,
+    /// The last timestamp seen: lines without one happen then.
+    last_at: String,
+    /// The current turn had assistant activity (so it ends with a Stop).
+    turn_active: bool,
+    turn_last_text: Option<String>,
+    turn_last_uuid: Option<String>,
+    is_sidechain_file: bool,
+    seq: usize,
+}
+
+impl<'p> Reader<'p> {
+    fn new(path: &'p Path) -> Self {
+        let agent_from_path = agent_id_from_path(path);
+        Reader {
+            path,
+            out: Parsed {
+                path: path.to_path_buf(),
+                agent_id: agent_from_path.clone(),
+                ..Default::default()
+            },
+            is_sidechain_file: agent_from_path.is_some(),
+            agent_from_path,
+            uses: Vec::new(),
+            results: HashMap::new(),
+            events: Vec::new(),
+            last_at: String::new(),
+            turn_active: false,
+            turn_last_text: None,
+            turn_last_uuid: None,
+            seq: 0,
+        }
+    }
+
+    fn line(&mut self, n: usize, line: &str) {
         if line.trim().is_empty() {
-            continue;
+            return;
         }
         let v: Value = match memkit_core::hook::parse_json(line) {
             Ok(v) => v,
             Err(e) => {
-                out.bad_lines.push(BadLine {
-                    line: i + 1,
+                self.out.bad_lines.push(BadLine {
+                    line: n,
                     msg: format!("invalid JSON: {e}"),
                 });
-                continue;
+                return;
             }
         };
         let Some(obj) = v.as_object() else {
-            out.bad_lines.push(BadLine {
-                line: i + 1,
+            self.out.bad_lines.push(BadLine {
+                line: n,
                 msg: "not a JSON object".into(),
             });
-            continue;
+            return;
         };
-        seq += 1;
+        self.seq += 1;
         let s = |k: &str| obj.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
         let kind = s("type").unwrap_or("");
         if kind == "summary" {
             if let (Some(sum), Some(leaf)) = (s("summary"), s("leafUuid")) {
                 // The session's title: stored as it is, so redacted here.
                 let sum = crate::redact::redact_str(sum).into_owned();
-                out.summaries.push((sum, leaf.to_string()));
+                self.out.summaries.push((sum, leaf.to_string()));
             }
-            continue;
+            return;
         }
+        self.header(obj);
+        let uuid = s("uuid").map(str::to_string);
+        match kind {
+            "assistant" => self.assistant(obj, uuid),
+            "user" => self.user(obj, uuid),
+            "system" if s("subtype") == Some("compact_boundary") => {
+                let trigger = obj
+                    .get("compactMetadata")
+                    .and_then(|m| m.get("trigger"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                self.events.push((
+                    self.last_at.clone(),
+                    self.seq,
+                    json!({"hook_event_name": "PreCompact", "trigger": trigger}),
+                    uuid.map(|u| format!("compact:{u}")),
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    /// What every line may say about the session: ids, time, cwd, branch, version, agent.
+    fn header(&mut self, obj: &Map<String, Value>) {
+        let s = |k: &str| obj.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let out = &mut self.out;
         if let Some(id) = s("sessionId") {
             out.session_id.get_or_insert_with(|| id.to_string());
         }
@@ -211,7 +264,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
             out.uuids.push(u.to_string());
         }
         if let Some(ts) = s("timestamp") {
-            last_at = normalize_time(ts);
+            self.last_at = normalize_time(ts);
         }
         if out.cwd.is_none() {
             out.cwd = s("cwd").map(str::to_string);
@@ -226,227 +279,237 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
             out.agent_id.get_or_insert_with(|| a.to_string());
         }
         if obj.get("isSidechain").and_then(Value::as_bool) == Some(true) {
-            is_sidechain_file = true;
-        }
-        let uuid = s("uuid").map(str::to_string);
-        match kind {
-            "assistant" => {
-                turn_active = true;
-                turn_last_uuid = uuid.clone().or(turn_last_uuid);
-                let blocks = obj
-                    .get("message")
-                    .and_then(|m| m.get("content"))
-                    .and_then(Value::as_array);
-                for b in blocks.into_iter().flatten() {
-                    match b.get("type").and_then(Value::as_str) {
-                        Some("tool_use") => {
-                            if let Some(id) = b.get("id").and_then(Value::as_str) {
-                                uses.push(ToolUse {
-                                    id: id.to_string(),
-                                    name: b
-                                        .get("name")
-                                        .and_then(Value::as_str)
-                                        .unwrap_or("unknown")
-                                        .to_string(),
-                                    input: b.get("input").cloned().unwrap_or(Value::Null),
-                                    at: last_at.clone(),
-                                    seq,
-                                });
-                            }
-                        }
-                        Some("text") => {
-                            if let Some(t) = b
-                                .get("text")
-                                .and_then(Value::as_str)
-                                .filter(|t| !t.trim().is_empty())
-                            {
-                                turn_last_text = Some(t.to_string());
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "user" => {
-                let content = obj
-                    .get("message")
-                    .and_then(|m| m.get("content"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let tool_results: Vec<&Value> = content
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter(|b| {
-                                b.get("type").and_then(Value::as_str) == Some("tool_result")
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if !tool_results.is_empty() {
-                    let structured = (tool_results.len() == 1)
-                        .then(|| obj.get("toolUseResult").cloned())
-                        .flatten();
-                    for r in &tool_results {
-                        if let Some(id) = r.get("tool_use_id").and_then(Value::as_str) {
-                            results.insert(
-                                id.to_string(),
-                                ToolResult {
-                                    content: r.get("content").cloned().unwrap_or(Value::Null),
-                                    is_error: r
-                                        .get("is_error")
-                                        .and_then(Value::as_bool)
-                                        .unwrap_or(false),
-                                    structured: structured.clone(),
-                                    at: last_at.clone(),
-                                },
-                            );
-                        }
-                    }
-                    continue;
-                }
-                let meta = obj.get("isMeta").and_then(Value::as_bool) == Some(true)
-                    || obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
-                let prompt = text_of(&content);
-                let prompt_t = prompt.trim_start();
-                if meta
-                    || is_sidechain_file
-                    || prompt_t.is_empty()
-                    || NOT_PROMPTS.iter().any(|p| prompt_t.starts_with(p))
-                {
-                    continue;
-                }
-                if turn_active {
-                    events.push(stop_event(
-                        &last_at,
-                        seq,
-                        turn_last_text.take(),
-                        turn_last_uuid.take(),
-                    ));
-                    seq += 1;
-                    turn_active = false;
-                }
-                events.push((
-                    last_at.clone(),
-                    seq,
-                    json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt}),
-                    uuid.map(|u| format!("prompt:{u}")),
-                ));
-            }
-            "system" if s("subtype") == Some("compact_boundary") => {
-                let trigger = obj
-                    .get("compactMetadata")
-                    .and_then(|m| m.get("trigger"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                events.push((
-                    last_at.clone(),
-                    seq,
-                    json!({"hook_event_name": "PreCompact", "trigger": trigger}),
-                    uuid.map(|u| format!("compact:{u}")),
-                ));
-            }
-            _ => {}
+            self.is_sidechain_file = true;
         }
     }
 
-    for u in uses {
-        let (event, response, error, at) = match results.remove(&u.id) {
-            Some(r) => {
-                let response = r.structured.unwrap_or_else(|| r.content.clone());
-                if r.is_error {
-                    (
-                        "PostToolUseFailure",
-                        Value::Null,
-                        Value::String(text_of(&r.content)),
-                        r.at,
-                    )
-                } else {
-                    ("PostToolUse", response, Value::Null, r.at)
+    /// An assistant line: its tool calls, and its text as the turn's last words so far.
+    fn assistant(&mut self, obj: &Map<String, Value>, uuid: Option<String>) {
+        self.turn_active = true;
+        self.turn_last_uuid = uuid.or(self.turn_last_uuid.take());
+        let blocks = obj
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array);
+        for b in blocks.into_iter().flatten() {
+            match b.get("type").and_then(Value::as_str) {
+                Some("tool_use") => {
+                    if let Some(id) = b.get("id").and_then(Value::as_str) {
+                        self.uses.push(ToolUse {
+                            id: id.to_string(),
+                            name: b
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("unknown")
+                                .to_string(),
+                            input: b.get("input").cloned().unwrap_or(Value::Null),
+                            at: self.last_at.clone(),
+                            seq: self.seq,
+                        });
+                    }
+                }
+                Some("text") => {
+                    if let Some(t) = b
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.trim().is_empty())
+                    {
+                        self.turn_last_text = Some(t.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A user line: tool results, or a typed prompt (which ends the turn before it).
+    fn user(&mut self, obj: &Map<String, Value>, uuid: Option<String>) {
+        let content = obj
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let tool_results: Vec<&Value> = content
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !tool_results.is_empty() {
+            let structured = (tool_results.len() == 1)
+                .then(|| obj.get("toolUseResult").cloned())
+                .flatten();
+            for r in &tool_results {
+                if let Some(id) = r.get("tool_use_id").and_then(Value::as_str) {
+                    self.results.insert(
+                        id.to_string(),
+                        ToolResult {
+                            content: r.get("content").cloned().unwrap_or(Value::Null),
+                            is_error: r.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                            structured: structured.clone(),
+                            at: self.last_at.clone(),
+                        },
+                    );
                 }
             }
-            None => {
-                out.unpaired += 1;
-                ("PostToolUse", Value::Null, Value::Null, u.at.clone())
-            }
-        };
-        out.tool_uses += 1;
-        let mut fields = json!({
-            "hook_event_name": event,
-            "tool_name": u.name,
-            "tool_input": u.input,
-            "tool_use_id": u.id,
-        });
-        if !response.is_null() {
-            fields["tool_response"] = response;
+            return;
         }
-        if !error.is_null() {
-            fields["error"] = error;
+        let meta = obj.get("isMeta").and_then(Value::as_bool) == Some(true)
+            || obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        let prompt = text_of(&content);
+        let prompt_t = prompt.trim_start();
+        if meta
+            || self.is_sidechain_file
+            || prompt_t.is_empty()
+            || NOT_PROMPTS.iter().any(|p| prompt_t.starts_with(p))
+        {
+            return;
         }
-        let at = if at.is_empty() { u.at } else { at };
-        events.push((at, u.seq, fields, None));
+        if self.turn_active {
+            self.events.push(stop_event(
+                &self.last_at,
+                self.seq,
+                self.turn_last_text.take(),
+                self.turn_last_uuid.take(),
+            ));
+            self.seq += 1;
+            self.turn_active = false;
+        }
+        self.events.push((
+            self.last_at.clone(),
+            self.seq,
+            json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+            uuid.map(|u| format!("prompt:{u}")),
+        ));
     }
-    if turn_active {
-        if is_sidechain_file {
-            let agent = out.agent_id.clone().unwrap_or_default();
-            events.push((
-                last_at.clone(),
+
+    /// Each tool call with its result (by id): a PostToolUse, or a PostToolUseFailure.
+    fn pair_tool_calls(&mut self) {
+        for u in std::mem::take(&mut self.uses) {
+            let (event, response, error, at) = match self.results.remove(&u.id) {
+                Some(r) => {
+                    let response = r.structured.unwrap_or_else(|| r.content.clone());
+                    if r.is_error {
+                        (
+                            "PostToolUseFailure",
+                            Value::Null,
+                            Value::String(text_of(&r.content)),
+                            r.at,
+                        )
+                    } else {
+                        ("PostToolUse", response, Value::Null, r.at)
+                    }
+                }
+                None => {
+                    self.out.unpaired += 1;
+                    ("PostToolUse", Value::Null, Value::Null, u.at.clone())
+                }
+            };
+            self.out.tool_uses += 1;
+            let mut fields = json!({
+                "hook_event_name": event,
+                "tool_name": u.name,
+                "tool_input": u.input,
+                "tool_use_id": u.id,
+            });
+            if !response.is_null() {
+                fields["tool_response"] = response;
+            }
+            if !error.is_null() {
+                fields["error"] = error;
+            }
+            let at = if at.is_empty() { u.at } else { at };
+            self.events.push((at, u.seq, fields, None));
+        }
+    }
+
+    /// The file's last turn ends with it: a Stop, or a SubagentStop in a subagent's file.
+    fn close_last_turn(&mut self) {
+        if !self.turn_active {
+            return;
+        }
+        if self.is_sidechain_file {
+            let agent = self.out.agent_id.clone().unwrap_or_default();
+            let path = self.path.display().to_string();
+            self.events.push((
+                self.last_at.clone(),
                 usize::MAX,
-                json!({"hook_event_name": "SubagentStop", "agent_id": agent, "agent_transcript_path": path_str, "last_assistant_message": turn_last_text}),
+                json!({"hook_event_name": "SubagentStop", "agent_id": agent, "agent_transcript_path": path, "last_assistant_message": self.turn_last_text.take()}),
                 Some(format!("substop:{agent}")),
             ));
         } else {
-            events.push(stop_event(
-                &last_at,
+            self.events.push(stop_event(
+                &self.last_at,
                 usize::MAX,
-                turn_last_text,
-                turn_last_uuid,
+                self.turn_last_text.take(),
+                self.turn_last_uuid.take(),
             ));
         }
     }
-    // Tool calls are placed at their result's time: a stable sort keeps file order on ties.
-    events.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
 
-    if out.session_id.is_none() {
-        out.session_id = stem_session;
-    }
-    let session = out.session_id.clone();
-    // A subagent's events belong to its parent session, whose transcript sits in the project
-    // folder (2.0: beside the agent file; 2.1: two levels up, beside `<session>/subagents/`).
-    let transcript = match (&agent_from_path, &session) {
-        (Some(_), Some(sid)) => {
-            let mut dir = path.parent().unwrap_or(Path::new(""));
-            if dir.file_name().is_some_and(|n| n == "subagents") {
-                dir = dir.parent().and_then(Path::parent).unwrap_or(dir);
+    /// The parent session's transcript: a subagent's events belong to its parent session,
+    /// whose transcript sits in the project folder (2.0: beside the agent file; 2.1: two
+    /// levels up, beside `<session>/subagents/`).
+    fn session_transcript(&self) -> String {
+        match (&self.agent_from_path, &self.out.session_id) {
+            (Some(_), Some(sid)) => {
+                let mut dir = self.path.parent().unwrap_or(Path::new(""));
+                if dir.file_name().is_some_and(|n| n == "subagents") {
+                    dir = dir.parent().and_then(Path::parent).unwrap_or(dir);
+                }
+                dir.join(format!("{sid}.jsonl")).display().to_string()
             }
-            dir.join(format!("{sid}.jsonl")).display().to_string()
+            _ => self.path.display().to_string(),
         }
-        _ => path_str.clone(),
-    };
-    for (at, _, mut fields, key) in events {
-        let obj = fields.as_object_mut().expect("object");
-        if let Some(sid) = &session {
-            obj.insert("session_id".into(), json!(sid));
-        }
-        obj.insert("transcript_path".into(), json!(transcript));
-        if let Some(cwd) = &out.cwd {
-            obj.insert("cwd".into(), json!(cwd));
-        }
-        if is_sidechain_file && let Some(a) = &out.agent_id {
-            obj.entry("agent_id").or_insert_with(|| json!(a));
-        }
-        let mut fields = Value::Object(std::mem::take(obj));
-        crate::sanitize(&mut fields);
-        out.events.push((
-            payload(fields),
-            Origin {
-                kind: "transcript",
-                at,
-                key: key.map(|k| format!("{}:{k}", session.as_deref().unwrap_or(""))),
-            },
-        ));
     }
-    out
+
+    /// The events in time order, each stamped with its session, transcript, cwd and agent and
+    /// redacted.
+    fn finish(mut self) -> Parsed {
+        self.pair_tool_calls();
+        self.close_last_turn();
+        // Tool calls are placed at their result's time: a stable sort keeps file order on ties.
+        self.events
+            .sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        if self.out.session_id.is_none() && self.agent_from_path.is_none() {
+            self.out.session_id = self
+                .path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string);
+        }
+        let transcript = self.session_transcript();
+        let mut out = self.out;
+        let session = out.session_id.clone();
+        for (at, _, mut fields, key) in self.events {
+            let obj = fields.as_object_mut().expect("object");
+            if let Some(sid) = &session {
+                obj.insert("session_id".into(), json!(sid));
+            }
+            obj.insert("transcript_path".into(), json!(transcript));
+            if let Some(cwd) = &out.cwd {
+                obj.insert("cwd".into(), json!(cwd));
+            }
+            if self.is_sidechain_file
+                && let Some(a) = &out.agent_id
+            {
+                obj.entry("agent_id").or_insert_with(|| json!(a));
+            }
+            let mut fields = Value::Object(std::mem::take(obj));
+            crate::sanitize(&mut fields);
+            out.events.push((
+                payload(fields),
+                Origin {
+                    kind: "transcript",
+                    at,
+                    key: key.map(|k| format!("{}:{k}", session.as_deref().unwrap_or(""))),
+                },
+            ));
+        }
+        out
+    }
 }
 
 fn stop_event(

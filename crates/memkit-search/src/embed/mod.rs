@@ -841,8 +841,12 @@ fn l2(v: &mut [f32]) {
     }
 }
 
-/// Cosine similarity of two vectors.
+/// Cosine similarity of two vectors; 0 when their dimensions differ (vectors of two models)
+/// or one is all zeros.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();

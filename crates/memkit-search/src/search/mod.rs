@@ -579,10 +579,9 @@ impl Searcher {
             }
             if let Some(tv) = vecs.get(t.as_str()) {
                 for k in &known {
-                    if vecs
-                        .get(k.as_str())
-                        .is_some_and(|vk| cosine(tv, vk) >= self.weights.tag_similarity)
-                    {
+                    if vecs.get(k.as_str()).is_some_and(|vk| {
+                        crate::embed::cosine(tv, vk) >= self.weights.tag_similarity
+                    }) {
                         add(k, &mut out);
                     }
                 }
@@ -718,7 +717,7 @@ impl Searcher {
                 let v = decode(&r.get::<_, Vec<u8>>(1)?);
                 out.insert(
                     memkit_core::store::vector_key(kind, id),
-                    cosine(q, &v) as f64,
+                    crate::embed::cosine(q, &v) as f64,
                 );
             }
         }
@@ -801,23 +800,6 @@ pub fn words(text: &str, max: usize) -> Vec<String> {
         }
     }
     out
-}
-
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut d, mut na, mut nb) = (0f32, 0f32, 0f32);
-    for (x, y) in a.iter().zip(b) {
-        d += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        d / (na.sqrt() * nb.sqrt())
-    }
 }
 
 /// What the retrievers found for one request.
