@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 use serde_json::Value;
 
 use crate::cli::{self, Common, Io, Outcome};
@@ -79,14 +79,6 @@ impl cli::ToolArgs for Args {
 }
 
 const COLUMNS: &[&str] = &["id", "kind", "title", "files_modified"];
-
-/// Runs `f` in an IMMEDIATE transaction on a shared connection.
-fn tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    let t = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let out = f(&t)?;
-    t.commit()?;
-    Ok(out)
-}
 
 fn backend(io: &Io, cfg: &Config, args: &Args) -> Result<Backend> {
     let (b, warning) = Backend::from_config(cfg, args.backend.as_deref())?;
@@ -181,7 +173,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     let mut recs: Vec<Observation> = Vec::new();
     loop {
         let now = store::now();
-        let rows = tx(&conn, |c| {
+        let rows = store::write_tx(&conn, |c| {
             queue::claim(c, pid, args.sessions_per_round, &now, open_turn)
         })?;
         if rows.is_empty() {
@@ -189,7 +181,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
         }
         add(&mut counts, "captures", rows.len() as u64);
         let grouped = compress::group(rows.iter().map(Item::from_row).collect());
-        tx(&conn, |c| {
+        store::write_tx(&conn, |c| {
             for (id, why) in &grouped.skips {
                 queue::finish(c, &[*id], "done", None, Some(why))?;
             }
@@ -200,7 +192,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
             let mut o = compress::note_observation(n);
             compress::finish_observation(&mut o, &n.session_id, n.project.as_deref(), &[n.id]);
             let now = store::now();
-            let (id, _) = tx(&conn, |c| {
+            let (id, _) = store::write_tx(&conn, |c| {
                 let r = dedup::store(c, &o, &now)?;
                 queue::finish(c, &[n.id], "done", None, None)?;
                 Ok(r)
@@ -219,7 +211,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
             let chunks = comp.compress(&g)?;
             let now = store::now();
             let worked_at = g.items.iter().map(|i| i.created_at.clone()).max();
-            let stored = tx(&conn, |c| {
+            let stored = store::write_tx(&conn, |c| {
                 let mut out = Vec::new();
                 for ch in &chunks {
                     for o in &ch.observations {
@@ -261,7 +253,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     if !args.no_summaries {
         for sid in summary::due(&conn)? {
             let now = store::now();
-            if tx(&conn, |c| summary::summarize(c, &sid, &now))? {
+            if store::write_tx(&conn, |c| summary::summarize(c, &sid, &now))? {
                 add(&mut counts, "summaries", 1);
             }
         }
@@ -287,7 +279,7 @@ fn drop_raw(cfg: &Config, conn: &Connection, days: u32) -> Result<usize> {
     let now = chrono::Utc::now();
     let before = (now - chrono::Duration::days(i64::from(days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let n = tx(conn, |c| {
+    let n = store::write_tx(conn, |c| {
         queue::drop_raw_responses(c, &before, &store::now())
     })?;
     store::mark_done(&marker);

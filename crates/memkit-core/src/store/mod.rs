@@ -3,7 +3,9 @@
 mod schema;
 
 pub mod backup;
+pub mod embeddings;
 pub mod events;
+pub mod learnings;
 pub mod observations;
 pub mod projects;
 pub mod queue;
@@ -299,14 +301,60 @@ pub fn migrate(conn: &Connection) -> Result<()> {
 }
 
 /// Runs `f` in an IMMEDIATE transaction (the write lock is taken up front, so a writer never
-/// fails halfway on an upgrade deadlock) and commits.
-pub fn write_tx<T>(
-    conn: &mut Connection,
-    f: impl FnOnce(&rusqlite::Transaction) -> Result<T>,
-) -> Result<T> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+/// fails halfway on an upgrade deadlock) and commits; an error rolls it back. It borrows the
+/// connection shared, so a caller may hold other borrows of it (statements, a spool).
+pub fn write_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     let out = f(&tx)?;
     tx.commit()?;
+    Ok(out)
+}
+
+/// A checkpoint that copies what it can without waiting for readers or writers (a session's
+/// end: the WAL is small again for the next session's first process). Best effort.
+pub fn checkpoint_passive(conn: &Connection) {
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// A list column's stored form: a JSON array of strings.
+pub fn json_list(v: &[String]) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+/// Reads a list column back, leniently (rows written by hand or by older versions): a JSON
+/// array (non-string items as their JSON text), a JSON string as a list of one, other
+/// non-blank text as itself; NULL or blank is empty.
+pub fn parse_list(text: Option<String>) -> Vec<String> {
+    let Some(text) = text else { return vec![] };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Array(a)) => a
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s,
+                v => v.to_string(),
+            })
+            .collect(),
+        Ok(serde_json::Value::String(s)) => vec![s],
+        _ if text.trim().is_empty() => vec![],
+        _ => vec![text],
+    }
+}
+
+/// Integer ids as an SQL list (integers only, so no injection is possible).
+fn join_ids(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Runs `f` over `ids` in chunks of `n` (an SQL `IN` list of bounded length), collecting.
+fn by_chunks<T>(
+    ids: &[i64],
+    n: usize,
+    mut f: impl FnMut(&str) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(n) {
+        out.extend(f(&join_ids(chunk))?);
+    }
     Ok(out)
 }
 

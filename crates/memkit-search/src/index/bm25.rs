@@ -9,7 +9,7 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use super::{Check, Doc, Layout, OBS_COLUMNS, Options, Report, State, index_err, obs_doc};
+use super::{Check, Doc, Layout, Options, Report, State, index_err};
 use memkit_core::Result;
 
 /// Text fields and their query boosts.
@@ -240,12 +240,8 @@ pub fn update(
     let mut max_updated = state.obs_updated_at.clone();
     {
         let since = state.obs_updated_at.clone().unwrap_or_default();
-        let mut st = conn.prepare("SELECT id, updated_at FROM observations")?;
         let mut todo: Vec<i64> = Vec::new();
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let upd: String = r.get(1)?;
+        for (id, upd) in memkit_core::store::observations::ids_updated(conn)? {
             let key = memkit_core::store::vector_key("observation", id);
             db_keys.insert(key);
             let known = have.contains_key(&key);
@@ -262,13 +258,8 @@ pub fn update(
             }
         }
         for chunk in todo.chunks(2000) {
-            let list = super::join_ids(chunk);
-            let mut st = conn.prepare(&format!(
-                "SELECT {OBS_COLUMNS} FROM observations WHERE id IN ({list})"
-            ))?;
-            let docs = st.query_map([], obs_doc)?;
-            for d in docs {
-                let d = d?;
+            for o in memkit_core::store::observations::by_ids(conn, chunk)? {
+                let d = Doc::of_observation(o);
                 tags.extend(d.tags.iter().cloned());
                 if have.contains_key(&d.key) {
                     writer.delete_term(Term::from_field_u64(fields.key, d.key));
