@@ -325,10 +325,10 @@ fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
     let (name, text) = read_input(path)?;
-    let mut conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut bad = 0u64;
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let tx = store::begin_write(&conn)?;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;

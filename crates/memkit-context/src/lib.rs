@@ -318,12 +318,12 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
         (Doc::of_observation(o), manual)
     };
     let mut docs: Vec<(Doc, bool)> =
-        observations::latest_of_project(conn, project, OBS_CANDIDATES)?
+        observations::latest_of_project(conn, project, false, OBS_CANDIDATES)?
             .into_iter()
             .map(with_flag)
             .collect();
     // Manual notes are few and deliberate: keep the older ones in view too.
-    for r in observations::notes_of_project(conn, project, 20)?
+    for r in observations::latest_of_project(conn, project, true, 20)?
         .into_iter()
         .map(with_flag)
     {

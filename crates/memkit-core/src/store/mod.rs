@@ -288,7 +288,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         return Ok(());
     }
     loop {
-        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let tx = begin_write(conn)?;
         let v = check_version(&tx)?;
         if v == MIGRATIONS.len() {
             return Ok(());
@@ -304,10 +304,19 @@ pub fn migrate(conn: &Connection) -> Result<()> {
 /// fails halfway on an upgrade deadlock) and commits; an error rolls it back. It borrows the
 /// connection shared, so a caller may hold other borrows of it (statements, a spool).
 pub fn write_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let tx = begin_write(conn)?;
     let out = f(&tx)?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Starts the IMMEDIATE transaction of [`write_tx`] for a caller that commits it itself
+/// (dropping it uncommitted rolls it back).
+pub fn begin_write(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
+    Ok(rusqlite::Transaction::new_unchecked(
+        conn,
+        TransactionBehavior::Immediate,
+    )?)
 }
 
 /// A checkpoint that copies what it can without waiting for readers or writers (a session's

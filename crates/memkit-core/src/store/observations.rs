@@ -184,28 +184,18 @@ pub fn by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Observation>> {
     })
 }
 
-/// The latest `limit` observations of a project, newest first.
+/// The latest `limit` observations of a project (only its manual notes with `notes_only`),
+/// newest first.
 pub fn latest_of_project(
     conn: &Connection,
     project: &str,
+    notes_only: bool,
     limit: usize,
 ) -> Result<Vec<Observation>> {
+    let notes = if notes_only { " AND is_manual = 1" } else { "" };
     select(
         conn,
-        "project = ?1 ORDER BY created_at DESC LIMIT ?2",
-        params![project, limit as i64],
-    )
-}
-
-/// The latest `limit` manual notes of a project, newest first.
-pub fn notes_of_project(
-    conn: &Connection,
-    project: &str,
-    limit: usize,
-) -> Result<Vec<Observation>> {
-    select(
-        conn,
-        "project = ?1 AND is_manual = 1 ORDER BY created_at DESC LIMIT ?2",
+        &format!("project = ?1{notes} ORDER BY created_at DESC LIMIT ?2"),
         params![project, limit as i64],
     )
 }
