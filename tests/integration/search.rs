@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use memkit::search::synth::{self, HASH_MODEL, Obs};
+use memkit_testkit::{self as synth, HASH_MODEL, Obs};
 use serde_json::Value;
 
 use crate::{Env, fixtures, jsonl, show};

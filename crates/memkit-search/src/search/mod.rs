@@ -8,8 +8,6 @@
 //! [`QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
-pub mod synth;
-
 pub use memkit_core::record::Explain;
 use std::collections::HashMap;
 use std::ops::Bound;

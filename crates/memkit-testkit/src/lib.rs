@@ -412,7 +412,7 @@ pub fn embed_observations(conn: &mut Connection, dim: usize) -> Result<usize> {
     let vecs: Vec<(i64, Vec<f32>, String)> = {
         use rayon::prelude::*;
         rows.par_iter()
-            .map(|(id, t)| (*id, hash_embed(t, dim), crate::search::text_hash(t)))
+            .map(|(id, t)| (*id, hash_embed(t, dim), memkit_search::search::text_hash(t)))
             .collect()
     };
     store::write_tx(conn, |tx| {
@@ -428,7 +428,7 @@ pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {
         conn,
         HASH_MODEL,
         dim,
-        &crate::search::text_hash(text),
+        &memkit_search::search::text_hash(text),
         &hash_embed(text, dim),
     )
 }
@@ -436,7 +436,11 @@ pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {
 /// Caches the vector of a search query.
 pub fn cache_query(conn: &Connection, query: &str, dim: usize) -> Result<()> {
     // The hashed model has no manifest, hence no query prefix.
-    let text = crate::embed::query_text(None, Some(crate::embed::SEARCH_QUERY_KIND), query);
+    let text = memkit_search::embed::query_text(
+        None,
+        Some(memkit_search::embed::SEARCH_QUERY_KIND),
+        query,
+    );
     cache_text(conn, &text, dim)
 }
 
