@@ -418,6 +418,72 @@ pub fn database_id(conn: &Connection) -> Result<Option<String>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn list_columns_read_back_leniently() {
+        let v = vec!["a".to_string(), "b \"c\"".to_string()];
+        assert_eq!(parse_list(Some(json_list(&v))), v);
+        assert_eq!(parse_list(None), Vec::<String>::new());
+        assert_eq!(parse_list(Some("  ".into())), Vec::<String>::new());
+        assert_eq!(parse_list(Some("[1, \"x\"]".into())), ["1", "x"]);
+        assert_eq!(parse_list(Some("\"one\"".into())), ["one"]);
+        assert_eq!(parse_list(Some("plain text".into())), ["plain text"]);
+    }
+
+    #[test]
+    fn a_failed_write_transaction_leaves_nothing_and_a_good_one_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("mem.db")).unwrap();
+        let note = |c: &Connection, e: &str| events::log(c, None, e, None, "info", None);
+        let failed: Result<()> = write_tx(&conn, |tx| {
+            note(tx, "first")?;
+            Err(Error::Store("stop".into()))
+        });
+        assert!(failed.is_err());
+        write_tx(&conn, |tx| note(tx, "second")).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM event_log", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn an_observation_reads_back_as_stored_and_updates_in_place() {
+        use crate::record::Observation;
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("mem.db")).unwrap();
+        let mut o = Observation {
+            v: crate::record::VERSION,
+            session_id: Some("s".into()),
+            project: Some("/p".into()),
+            kind: "bugfix".into(),
+            title: "Fixed the parser".into(),
+            summary: "It read past the end".into(),
+            detail: Some("details".into()),
+            facts: vec!["f1".into()],
+            tags: vec!["rust".into()],
+            files_modified: vec!["src/p.rs".into()],
+            functions_changed: vec!["parse".into()],
+            tokens_raw: 40,
+            tokens_compressed: 10,
+            created_at: Some("2026-01-01T00:00:00.000Z".into()),
+            ..Observation::default()
+        };
+        let id = observations::insert(&conn, &o, true, "2026-01-02T00:00:00.000Z").unwrap();
+        o.id = Some(id);
+        o.is_manual = true;
+        assert_eq!(observations::get(&conn, id).unwrap().unwrap(), o);
+        o.summary = "It read past the end of the buffer".into();
+        o.concepts = vec!["bounds".into()];
+        observations::update(&conn, &o, "2026-01-03T00:00:00.000Z").unwrap();
+        assert_eq!(observations::of_session(&conn, "s").unwrap(), vec![o]);
+    }
+
+    #[test]
+    fn vectors_survive_the_blob_codec() {
+        let v = vec![0.5f32, -1.25, 3.0e-7, f32::MAX];
+        assert_eq!(embeddings::from_blob(&embeddings::to_blob(&v)), v);
+    }
+
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
     }

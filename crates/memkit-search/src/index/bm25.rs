@@ -233,41 +233,37 @@ pub fn update(
         .map_err(|e| index_err("bm25 writer", e))?;
 
     // Observations: the ones missing from the index, plus the ones changed since the last run.
-    let mut db_keys: HashSet<u64> = HashSet::new();
+    let rows = memkit_core::store::observations::ids_updated(conn)?
+        .into_iter()
+        .map(|(id, upd)| (memkit_core::store::vector_key("observation", id), upd, id));
+    let plan = super::plan(
+        rows,
+        |k| have.contains_key(&k),
+        state.obs_updated_at.clone(),
+    );
+    let mut db_keys = plan.keys;
     // Known tags: those of the records (re)indexed now, plus those known before (a tag that
     // disappears stays known until the next rebuild: harmless for filtering).
     let mut tags: HashSet<String> = state.tags.iter().cloned().collect();
-    let mut max_updated = state.obs_updated_at.clone();
-    {
-        let since = state.obs_updated_at.clone().unwrap_or_default();
-        let mut todo: Vec<i64> = Vec::new();
-        for (id, upd) in memkit_core::store::observations::ids_updated(conn)? {
-            let key = memkit_core::store::vector_key("observation", id);
-            db_keys.insert(key);
-            let known = have.contains_key(&key);
-            if !known || upd > since {
-                todo.push(id);
-                if known {
-                    rep.updated += 1;
-                } else {
-                    rep.added += 1;
-                }
-            }
-            if max_updated.as_ref().is_none_or(|m| &upd > m) {
-                max_updated = Some(upd);
-            }
+    let mut todo: Vec<i64> = Vec::with_capacity(plan.todo.len());
+    for c in plan.todo {
+        if c.indexed {
+            rep.updated += 1;
+        } else {
+            rep.added += 1;
         }
-        for chunk in todo.chunks(2000) {
-            for o in memkit_core::store::observations::by_ids(conn, chunk)? {
-                let d = Doc::of_observation(o);
-                tags.extend(d.tags.iter().cloned());
-                if have.contains_key(&d.key) {
-                    writer.delete_term(Term::from_field_u64(fields.key, d.key));
-                }
-                writer
-                    .add_document(to_doc(&fields, &d))
-                    .map_err(|e| index_err("bm25 add", e))?;
+        todo.push(c.row);
+    }
+    for chunk in todo.chunks(2000) {
+        for o in memkit_core::store::observations::by_ids(conn, chunk)? {
+            let d = Doc::of_observation(o);
+            tags.extend(d.tags.iter().cloned());
+            if have.contains_key(&d.key) {
+                writer.delete_term(Term::from_field_u64(fields.key, d.key));
             }
+            writer
+                .add_document(to_doc(&fields, &d))
+                .map_err(|e| index_err("bm25 add", e))?;
         }
     }
     // Sessions: few, compared by content hash.
@@ -313,7 +309,7 @@ pub fn update(
     if let Some(new) = fresh {
         replace(&new, &dir)?;
     }
-    state.obs_updated_at = max_updated;
+    state.obs_updated_at = plan.upto;
     state.sessions = seen_sessions;
     state.docs = db_keys.len() as u64;
     rep.docs = db_keys.len() as u64;

@@ -10,7 +10,7 @@
 pub mod bm25;
 pub mod vectors;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -272,6 +272,55 @@ pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
     Ok(out)
 }
 
+/// One row an index must (re)index.
+#[derive(Debug, Clone)]
+pub struct Change<T> {
+    pub key: u64,
+    pub row: T,
+    /// Whether the index holds a copy already (an update rather than an addition).
+    pub indexed: bool,
+}
+
+/// How an index catches up with a table, compared by change time (both indexes follow the
+/// database this way: BM25 by `observations.updated_at`, the vector indexes by
+/// `embeddings.created_at`).
+#[derive(Debug, Clone)]
+pub struct Plan<T> {
+    /// Rows the index lacks, or that changed after `since`.
+    pub todo: Vec<Change<T>>,
+    /// Every key of the table (what the index may keep).
+    pub keys: HashSet<u64>,
+    /// The latest change time seen: the next run's `since`.
+    pub upto: Option<String>,
+}
+
+/// Plans an index update from `rows` of (key, change time, row), `indexed` telling which
+/// keys the index holds, and the change time it was last brought up to (`None`: never).
+pub fn plan<T>(
+    rows: impl IntoIterator<Item = (u64, String, T)>,
+    indexed: impl Fn(u64) -> bool,
+    since: Option<String>,
+) -> Plan<T> {
+    let since = since.filter(|s| !s.is_empty());
+    let mut p = Plan {
+        todo: Vec::new(),
+        keys: HashSet::new(),
+        upto: since.clone(),
+    };
+    let since = since.unwrap_or_default();
+    for (key, at, row) in rows {
+        p.keys.insert(key);
+        let indexed = indexed(key);
+        if !indexed || at > since {
+            p.todo.push(Change { key, row, indexed });
+        }
+        if p.upto.as_ref().is_none_or(|m| &at > m) {
+            p.upto = Some(at);
+        }
+    }
+    p
+}
+
 /// What one index run did to one index.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -392,4 +441,33 @@ pub fn expected_keys(conn: &Connection) -> Result<Vec<u64>> {
 
 pub fn index_err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Other(format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_takes_what_the_index_lacks_or_what_changed_since_and_the_latest_time() {
+        let rows = vec![
+            (1, "2026-01-01".to_string(), 'a'),
+            (2, "2026-01-03".to_string(), 'b'),
+            (3, "2026-01-02".to_string(), 'c'),
+        ];
+        let p = plan(rows, |k| k != 3, Some("2026-01-02".into()));
+        let todo: Vec<(u64, char, bool)> =
+            p.todo.iter().map(|c| (c.key, c.row, c.indexed)).collect();
+        assert_eq!(todo, vec![(2, 'b', true), (3, 'c', false)]);
+        assert_eq!(p.keys, HashSet::from([1, 2, 3]));
+        assert_eq!(p.upto.as_deref(), Some("2026-01-03"));
+        // Never brought up to date: everything is to do; an empty table keeps no time.
+        let p = plan(vec![(1, "t".to_string(), ())], |_| true, None);
+        assert_eq!(p.todo.len(), 1);
+        let p = plan(
+            Vec::<(u64, String, ())>::new(),
+            |_| true,
+            Some(String::new()),
+        );
+        assert_eq!(p.upto, None);
+    }
 }

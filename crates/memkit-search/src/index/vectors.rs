@@ -176,11 +176,10 @@ pub fn update(
                 }
             },
         };
-        let upto = loaded
+        let since = loaded
             .as_ref()
             .and(prev.as_ref())
-            .and_then(|p| p.upto.clone())
-            .unwrap_or_default();
+            .and_then(|p| p.upto.clone());
         let (index, mut have) = match loaded {
             Some(x) => x,
             None => {
@@ -189,26 +188,13 @@ pub fn update(
             }
         };
         // What the database holds for this model.
-        let mut db: HashSet<u64> = HashSet::new();
-        let mut todo: Vec<(String, i64, u64)> = Vec::new();
-        let mut max_upto = if upto.is_empty() {
-            None
-        } else {
-            Some(upto.clone())
-        };
-        for (kind, id, at) in embeddings::owners(conn, model, *dim)? {
-            let key = vector_key(&kind, id);
-            db.insert(key);
-            if !have.contains(&key) || at > upto {
-                todo.push((kind, id, key));
-            }
-            if max_upto.as_ref().is_none_or(|m| &at > m) {
-                max_upto = Some(at);
-            }
-        }
+        let rows = embeddings::owners(conn, model, *dim)?
+            .into_iter()
+            .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id)));
+        let plan = super::plan(rows, |k| have.contains(&k), since);
         for k in have
             .iter()
-            .filter(|k| !db.contains(k))
+            .filter(|k| !plan.keys.contains(k))
             .copied()
             .collect::<Vec<_>>()
         {
@@ -217,14 +203,15 @@ pub fn update(
             rep.removed += 1;
         }
         // Fetch the vectors to add.
-        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(todo.len());
+        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plan.todo.len());
         if rep.rebuilt {
             for (kind, id, v) in embeddings::all(conn, model, *dim)? {
                 vecs.push((vector_key(&kind, id), v));
             }
         } else {
-            for (kind, id, key) in &todo {
-                vecs.push((*key, embeddings::get(conn, kind, *id, model, *dim)?));
+            for c in &plan.todo {
+                let (kind, id) = &c.row;
+                vecs.push((c.key, embeddings::get(conn, kind, *id, model, *dim)?));
             }
         }
         vecs.retain(|(_, v)| v.len() == *dim);
@@ -264,7 +251,7 @@ pub fn update(
             dim: *dim,
             quantization: opts.quantization.clone(),
             count: have.len() as u64,
-            upto: max_upto,
+            upto: plan.upto,
             file,
         });
         reports.push(rep);
