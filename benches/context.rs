@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 
 use memkit::index::{self, Layout, Options};
-use memkit::search::synth;
+use memkit_testkit as synth;
 
 const PROJECT: &str = "/bench/project-3";
 

@@ -21,8 +21,8 @@ use std::time::Instant;
 use memkit::config::Config;
 use memkit::embed;
 use memkit::index::{self, Layout, Options};
-use memkit::search::synth;
 use memkit::search::{Engine, Filters, Request, Searcher};
+use memkit_testkit as synth;
 
 fn model_cache() -> PathBuf {
     ["MEMKIT_TEST_MODELS", "MEM_MODELS"]

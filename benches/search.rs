@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use memkit::index::{self, Layout, Options};
-use memkit::search::synth;
+use memkit_testkit as synth;
 
 const DIM: usize = 256;
 

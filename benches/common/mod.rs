@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use memkit::search::synth::{self, Turn};
+use memkit_testkit::{self as synth, Turn};
 
 pub fn bin(name: &str) -> PathBuf {
     let mut p = PathBuf::from(env!("CARGO_BIN_EXE_mem-search"));

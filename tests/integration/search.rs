@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use memkit::search::synth::{self, HASH_MODEL, Obs};
+use memkit_testkit::{self as synth, HASH_MODEL, Obs};
 use serde_json::Value;
 
 use crate::{Env, fixtures, jsonl, show};
@@ -387,7 +387,7 @@ fn fuzzy_tags_match_prefixes_and_close_embeddings_but_not_unrelated_tags() {
     let put = |text: &str, v: Vec<f32>| {
         c.execute(
             "INSERT OR REPLACE INTO embedding_cache (model, dim, text_hash, vector, created_at, last_used_at) VALUES (?1, ?2, ?3, ?4, 'now', 'now')",
-            rusqlite::params![HASH_MODEL, DIM as i64, memkit::search::text_hash(text), memkit::index::vectors::encode(&v)],
+            rusqlite::params![HASH_MODEL, DIM as i64, memkit::search::text_hash(text), memkit::embed::to_blob(&v)],
         )
         .unwrap();
     };

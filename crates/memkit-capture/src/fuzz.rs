@@ -146,10 +146,10 @@ fn hook_path(conn: &rusqlite::Connection, policy: &Policy, bytes: &[u8]) {
         at: store::now(),
         key: None,
     };
-    conn.execute_batch("BEGIN").unwrap();
-    capture::store_event(conn, policy, &payload, &origin, project.as_ref())
-        .unwrap_or_else(|e| panic!("store_event failed on {text:?}: {e}"));
-    conn.execute_batch("COMMIT").unwrap();
+    store::write_tx(conn, |tx| {
+        capture::store_event(tx, policy, &payload, &origin, project.as_ref())
+    })
+    .unwrap_or_else(|e| panic!("store_event failed on {text:?}: {e}"));
 }
 
 #[test]

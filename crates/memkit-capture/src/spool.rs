@@ -119,32 +119,37 @@ impl Spool {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         let claimed = path.with_file_name(format!("{name}.claimed"));
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        // Under the write lock: whoever renames first owns the file.
-        if let Err(e) = std::fs::rename(path, &claimed) {
-            conn.execute_batch("ROLLBACK")?;
-            return if e.kind() == std::io::ErrorKind::NotFound {
-                Ok(false)
-            } else {
-                Err(Error::Store(format!("spool {}: {e}", path.display())))
-            };
-        }
-        let result = store_file(
-            conn,
-            policy,
-            &claimed,
-            &name,
-            path.starts_with(&self.fallback),
-        )
-        .and_then(|()| conn.execute_batch("COMMIT").map_err(Error::from));
-        match result {
-            Ok(()) => {
-                let _ = std::fs::remove_file(&claimed);
-                Ok(true)
+        let mut renamed = false;
+        let taken = store::write_tx(conn, |tx| {
+            // Under the write lock: whoever renames first owns the file.
+            if let Err(e) = std::fs::rename(path, &claimed) {
+                return if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(false)
+                } else {
+                    Err(Error::Store(format!("spool {}: {e}", path.display())))
+                };
+            }
+            renamed = true;
+            store_file(
+                tx,
+                policy,
+                &claimed,
+                &name,
+                path.starts_with(&self.fallback),
+            )?;
+            Ok(true)
+        });
+        match taken {
+            Ok(taken) => {
+                if taken {
+                    let _ = std::fs::remove_file(&claimed);
+                }
+                Ok(taken)
             }
             Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                let _ = std::fs::rename(&claimed, path);
+                if renamed {
+                    let _ = std::fs::rename(&claimed, path);
+                }
                 Err(e)
             }
         }

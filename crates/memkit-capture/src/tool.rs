@@ -186,8 +186,8 @@ fn hook_inner(home: &Path) -> Result<()> {
         key: None,
     };
     let stored = (|| -> Result<Connection> {
-        let mut conn = store::open_until(&cfg.db_path(), deadline)?;
-        store::write_tx(&mut conn, |tx| {
+        let conn = store::open_until(&cfg.db_path(), deadline)?;
+        store::write_tx(&conn, |tx| {
             capture::store_event(
                 tx,
                 &policy,
@@ -201,7 +201,7 @@ fn hook_inner(home: &Path) -> Result<()> {
     match stored {
         Ok(conn) => {
             if payload.event.as_deref() == Some("SessionEnd") {
-                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                store::checkpoint_passive(&conn);
             }
             if let Err(e) = Spool::new(home).drain(&conn, &policy) {
                 cli::log_line(home, "mem-capture", "warn", &format!("spool: {e}"));
@@ -267,22 +267,17 @@ fn note(
         return Err(Error::Usage("--note needs some text".into()));
     }
     let policy = Policy::from_config(cfg)?;
-    let mut conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.db_path())?;
     let mut excluded_dir = None;
     let pr = match project {
         Some(p) if Path::new(p).is_dir() => Some(project::identify(
             &std::path::absolute(p)?.display().to_string(),
         )),
         Some(name) => {
-            let known: Option<(String, String, String)> = conn
-                .query_row(
-                    "SELECT full_path, name, source FROM projects WHERE name = ?1 OR full_path = ?1 ORDER BY updated_at DESC LIMIT 1",
-                    [name],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .ok();
+            // As before: a lookup that fails counts as an unknown name.
+            let known = store::projects::find(&conn, name).ok().flatten();
             Some(match known {
-                Some((root, name, _)) => Project {
+                Some((root, name)) => Project {
                     root,
                     name,
                     branch: None,
@@ -313,9 +308,7 @@ fn note(
             p.root
         )));
     }
-    let id = store::write_tx(&mut conn, |tx| {
-        capture::store_note(tx, text, tags, pr.as_ref())
-    })?;
+    let id = store::write_tx(&conn, |tx| capture::store_note(tx, text, tags, pr.as_ref()))?;
     let rec = load_capture(&conn, id)?;
     io.listing(
         &[rec],
@@ -325,37 +318,17 @@ fn note(
 }
 
 fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
-    Ok(conn.query_row(
-        "SELECT id, session_id, project, event, tool_name, tool_use_id, files, priority, status, payload, created_at
-         FROM pending_queue WHERE id = ?1",
-        [id],
-        |r| {
-            Ok(Capture {
-                v: memkit_core::record::VERSION,
-                id: r.get(0)?,
-                session_id: r.get(1)?,
-                project: r.get(2)?,
-                event: r.get(3)?,
-                tool_name: r.get(4)?,
-                tool_use_id: r.get(5)?,
-                files: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
-                priority: r.get(7)?,
-                status: r.get(8)?,
-                payload: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
-                created_at: r.get(10)?,
-            })
-        },
-    )?)
+    store::queue::capture(conn, id)
 }
 
 /// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
     let (name, text) = read_input(path)?;
-    let mut conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut bad = 0u64;
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let tx = store::begin_write(&conn)?;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -488,7 +461,7 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
     let summaries_found: usize = parsed.iter().map(|p| p.summaries.len()).sum();
     drop(owner);
 
-    let mut conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.db_path())?;
     let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut bad = 0u64;
@@ -540,7 +513,7 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         rec.tool_calls += p.tool_uses;
         let start_ev = transcript::session_start(p);
         let events = std::mem::take(&mut p.events);
-        let stored = store::write_tx(&mut conn, |tx| {
+        let stored = store::write_tx(&conn, |tx| {
             let mut total = Stored::default();
             for (payload, origin) in start_ev.iter().chain(events.iter()) {
                 let s = capture::store_event(
@@ -576,12 +549,9 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         b.finish_and_clear();
     }
     let mut titled = 0u64;
-    store::write_tx(&mut conn, |tx| {
+    store::write_tx(&conn, |tx| {
         for (sid, text) in &titles {
-            titled += tx.execute(
-                "UPDATE sessions SET title = ?2 WHERE session_id = ?1 AND title IS NULL",
-                rusqlite::params![sid, text],
-            )? as u64;
+            titled += store::sessions::set_title(tx, sid, text)? as u64;
         }
         Ok(())
     })?;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 use memkit_core::Result;
 use memkit_core::config::Config;
@@ -28,14 +28,6 @@ pub struct Run {
 pub struct Done {
     pub observations: Vec<Observation>,
     pub counts: BTreeMap<String, u64>,
-}
-
-/// Runs `f` in an IMMEDIATE transaction on a shared connection.
-fn tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    let t = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let out = f(&t)?;
-    t.commit()?;
-    Ok(out)
 }
 
 pub fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
@@ -81,7 +73,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     let mut recs: Vec<Observation> = Vec::new();
     loop {
         let now = store::now();
-        let rows = tx(&conn, |c| {
+        let rows = store::write_tx(&conn, |c| {
             queue::claim(c, pid, run.sessions_per_round, &now, open_turn)
         })?;
         if rows.is_empty() {
@@ -89,7 +81,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
         }
         add(&mut counts, "captures", rows.len() as u64);
         let grouped = crate::group(rows.iter().map(Item::from_row).collect());
-        tx(&conn, |c| {
+        store::write_tx(&conn, |c| {
             for (id, why) in &grouped.skips {
                 queue::finish(c, &[*id], "done", None, Some(why))?;
             }
@@ -100,7 +92,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
             let mut o = crate::note_observation(n);
             crate::finish_observation(&mut o, &n.session_id, n.project.as_deref(), &[n.id]);
             let now = store::now();
-            let (id, _) = tx(&conn, |c| {
+            let (id, _) = store::write_tx(&conn, |c| {
                 let r = dedup::store(c, &o, &now)?;
                 queue::finish(c, &[n.id], "done", None, None)?;
                 Ok(r)
@@ -119,7 +111,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
             let chunks = comp.compress(&g)?;
             let now = store::now();
             let worked_at = g.items.iter().map(|i| i.created_at.clone()).max();
-            let stored = tx(&conn, |c| {
+            let stored = store::write_tx(&conn, |c| {
                 let mut out = Vec::new();
                 for ch in &chunks {
                     for o in &ch.observations {
@@ -161,7 +153,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     if run.summaries {
         for sid in summary::due(&conn)? {
             let now = store::now();
-            if tx(&conn, |c| summary::summarize(c, &sid, &now))? {
+            if store::write_tx(&conn, |c| summary::summarize(c, &sid, &now))? {
                 add(&mut counts, "summaries", 1);
             }
         }
@@ -239,7 +231,7 @@ fn drop_raw(cfg: &Config, conn: &Connection, days: u32) -> Result<usize> {
     let now = chrono::Utc::now();
     let before = (now - chrono::Duration::days(i64::from(days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let n = tx(conn, |c| {
+    let n = store::write_tx(conn, |c| {
         queue::drop_raw_responses(c, &before, &store::now())
     })?;
     store::mark_done(&marker);

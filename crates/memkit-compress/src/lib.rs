@@ -485,14 +485,7 @@ pub fn spent_today(conn: &Connection) -> Result<u64> {
         .expect("midnight")
         .and_utc()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let n: i64 = conn.query_row(
-        "SELECT coalesce(sum(coalesce(json_extract(detail, '$.tokens_in'), 0)
-                          + coalesce(json_extract(detail, '$.tokens_out'), 0)), 0)
-         FROM event_log WHERE event = 'llm_call' AND ts >= ?1",
-        [midnight],
-        |r| r.get(0),
-    )?;
-    Ok(n.max(0) as u64)
+    memkit_core::store::events::llm_tokens_since(conn, &midnight)
 }
 
 /// A manual note as an observation (no LLM: the user's words are kept as they are).

@@ -6,31 +6,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::Value;
 
 use memkit_capture::redact;
 use memkit_core::Result;
 use memkit_core::record::Observation;
-use memkit_core::store::observations;
+use memkit_core::store::{observations, queue, sessions};
 
 /// Sessions that need a (new) summary.
 pub fn due(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare(
-        "SELECT s.session_id FROM sessions s
-         WHERE (s.status = 'ended'
-                OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id AND q.event = 'Stop'))
-           AND NOT EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id
-                           AND q.status IN ('raw', 'processing'))
-           AND (s.summary IS NULL
-                OR coalesce((SELECT max(o.id) FROM observations o WHERE o.session_id = s.session_id), 0)
-                   > coalesce(s.summary_obs_id, 0))
-         ORDER BY s.last_activity_at",
-    )?;
-    let ids = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(ids)
+    sessions::due_for_summary(conn)
 }
 
 /// What a session summary says.
@@ -212,27 +198,15 @@ fn is_bare_command(prompt: &str) -> bool {
 
 /// Writes the summary of one session. Returns false when the session is unknown.
 pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool> {
-    let row: Option<(Option<String>, Option<String>)> = conn
-        .query_row(
-            "SELECT transcript_path, last_assistant_message FROM sessions WHERE session_id = ?1",
-            [session_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .ok();
+    // As before the store held this query: a session that cannot be read counts as unknown.
+    let row = sessions::transcript_and_last_message(conn, session_id)
+        .ok()
+        .flatten();
     let Some((transcript, last_msg)) = row else {
         return Ok(false);
     };
     let obs = observations::of_session(conn, session_id)?;
-    let prompts: Vec<String> = conn
-        .prepare(
-            "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
-             ORDER BY created_at, id",
-        )?
-        .query_map([session_id], |r| r.get::<_, String>(0))?
-        .filter_map(|p| p.ok())
-        .filter_map(|p| serde_json::from_str::<Value>(&p).ok())
-        .filter_map(|v| v["prompt"].as_str().map(str::to_string))
-        .collect();
+    let prompts = queue::prompts(conn, session_id)?;
     let (mut user, mut assistant) = transcript
         .as_deref()
         .map(|p| last_messages(Path::new(p)))
@@ -256,17 +230,14 @@ pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool>
         assistant.as_deref(),
     );
     let max_id = obs.iter().filter_map(|o| o.id).max().unwrap_or(0);
-    conn.execute(
-        "UPDATE sessions SET summary = ?2, key_files = ?3, key_decisions = ?4, summary_obs_id = ?5,
-                summarized_at = ?6 WHERE session_id = ?1",
-        params![
-            session_id,
-            s.summary,
-            serde_json::to_string(&s.key_files)?,
-            serde_json::to_string(&s.key_decisions)?,
-            max_id,
-            now
-        ],
+    sessions::set_summary(
+        conn,
+        session_id,
+        &s.summary,
+        &s.key_files,
+        &s.key_decisions,
+        max_id,
+        now,
     )?;
     Ok(true)
 }

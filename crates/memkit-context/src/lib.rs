@@ -10,9 +10,10 @@
 pub mod prompt;
 pub mod request;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use memkit_core::config::Config;
+use memkit_core::store::{learnings, observations, sessions};
 use memkit_core::tokens::estimate;
 use memkit_core::{Error, Result};
 use memkit_search::index::{self, Doc};
@@ -216,30 +217,14 @@ fn sessions(conn: &Connection, opts: &Options) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let mut st = conn.prepare(
-        "SELECT title, summary, coalesce(ended_at, last_activity_at, started_at) AS t
-         FROM sessions
-         WHERE project = ?1 AND session_id != ?2
-           AND (coalesce(summary, '') != '' OR coalesce(title, '') != '')
-         ORDER BY t DESC LIMIT ?3",
-    )?;
-    let rows = st.query_map(
-        rusqlite::params![
-            project,
-            opts.session_id.as_deref().unwrap_or(""),
-            SESSIONS_SHOWN as i64
-        ],
-        |r| {
-            Ok((
-                r.get::<_, Option<String>>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<String>>(2)?,
-            ))
-        },
+    let rows = sessions::latest_of_project(
+        conn,
+        project,
+        opts.session_id.as_deref().unwrap_or(""),
+        SESSIONS_SHOWN,
     )?;
     let mut out = Vec::new();
-    for row in rows {
-        let (title, summary, at) = row?;
+    for sessions::Recent { title, summary, at } in rows {
         let text = summary
             .filter(|s| !s.trim().is_empty())
             .or(title)
@@ -263,33 +248,14 @@ fn functions(conn: &Connection, opts: &Options) -> LayerLines {
     };
     // The sessions first, then their observations by the session index: filtering a large
     // project's observations by session would read every one of them.
-    let mut st = conn.prepare(
-        "SELECT session_id FROM sessions WHERE project = ?1
-         ORDER BY coalesce(ended_at, last_activity_at, started_at) DESC LIMIT ?2",
-    )?;
-    let recent: Vec<String> = st
-        .query_map(rusqlite::params![project, FUNCTION_SESSIONS as i64], |r| {
-            r.get(0)
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let recent = sessions::latest_ids(conn, project, FUNCTION_SESSIONS)?;
     if recent.is_empty() {
         return Ok(Ok(vec![]));
     }
-    let marks = vec!["?"; recent.len()].join(",");
-    let mut st = conn.prepare(&format!(
-        "SELECT files_modified, functions_changed FROM observations
-         WHERE session_id IN ({marks}) AND functions_changed != '[]'
-         ORDER BY created_at DESC"
-    ))?;
-    let rows = st.query_map(rusqlite::params_from_iter(&recent), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-    })?;
+    let rows = observations::functions_of_sessions(conn, &recent)?;
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut total = 0;
-    for row in rows {
-        let (files, funcs) = row?;
-        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
-        let funcs: Vec<String> = serde_json::from_str(&funcs).unwrap_or_default();
+    for (files, funcs) in rows {
         // Functions are recorded per observation, not per file: name the file only when the
         // observation changed exactly one.
         let file = match files.as_slice() {
@@ -322,27 +288,15 @@ fn functions(conn: &Connection, opts: &Options) -> LayerLines {
 }
 
 fn learnings(conn: &Connection) -> LayerLines {
-    let exists: Option<String> = conn
-        .query_row(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'learnings'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if exists.is_none() {
+    let Some(rows) = learnings::top(conn, 10)? else {
         return Ok(Err("no learnings yet (mem-learn has not run)".into()));
-    }
-    let mut st = conn.prepare(
-        "SELECT category, content FROM learnings
-         WHERE is_active = 1 AND confidence >= 0.5
-         ORDER BY is_manual DESC, confidence DESC, times_seen DESC LIMIT 10",
-    )?;
-    let rows = st.query_map([], |r| {
-        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?))
-    })?;
+    };
     let mut out = Vec::new();
-    for row in rows {
-        let (cat, content) = row?;
+    for learnings::Learning {
+        category: cat,
+        content,
+    } in rows
+    {
         let cat = cat.map(|c| format!("[{c}] ")).unwrap_or_default();
         out.push(Line {
             text: format!("- {cat}{}", clip(&flatten(&content), 200)),
@@ -360,23 +314,20 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
         return Ok(Err("no project".into()));
     };
     let w = Weights::from_config(cfg)?;
-    let mut st = conn.prepare(&format!(
-        "SELECT {}, is_manual FROM observations WHERE project = ?1
-         ORDER BY created_at DESC LIMIT ?2",
-        index::OBS_COLUMNS
-    ))?;
-    let rows = st.query_map(rusqlite::params![project, OBS_CANDIDATES as i64], |r| {
-        Ok((index::obs_doc(r)?, r.get::<_, i64>(13)? != 0))
-    })?;
-    let mut docs: Vec<(Doc, bool)> = rows.collect::<rusqlite::Result<_>>()?;
+    let with_flag = |o: memkit_core::record::Observation| {
+        let manual = o.is_manual;
+        (Doc::of_observation(o), manual)
+    };
+    let mut docs: Vec<(Doc, bool)> =
+        observations::latest_of_project(conn, project, false, OBS_CANDIDATES)?
+            .into_iter()
+            .map(with_flag)
+            .collect();
     // Manual notes are few and deliberate: keep the older ones in view too.
-    let mut st = conn.prepare(&format!(
-        "SELECT {}, is_manual FROM observations WHERE project = ?1 AND is_manual = 1
-         ORDER BY created_at DESC LIMIT 20",
-        index::OBS_COLUMNS
-    ))?;
-    for r in st.query_map([project], |r| Ok((index::obs_doc(r)?, true)))? {
-        let r = r?;
+    for r in observations::latest_of_project(conn, project, true, 20)?
+        .into_iter()
+        .map(with_flag)
+    {
         if !docs.iter().any(|(d, _)| d.id == r.0.id) {
             docs.push(r);
         }
@@ -512,14 +463,9 @@ pub fn hook_json(event: &str, text: &str) -> serde_json::Value {
 
 /// Counts of a project's stored memories (for the first-run welcome).
 pub fn has_any_memory(conn: &Connection, project: Option<&str>) -> Result<bool> {
-    let n: i64 = match project {
-        Some(p) => conn.query_row(
-            "SELECT (SELECT count(*) FROM observations WHERE project = ?1)
-                  + (SELECT count(*) FROM sessions WHERE project = ?1 AND coalesce(summary,'') != '')",
-            [p],
-            |r| r.get(0),
-        )?,
-        None => conn.query_row("SELECT count(*) FROM observations", [], |r| r.get(0))?,
+    let n = match project {
+        Some(p) => observations::count(conn, Some(p))? + sessions::summarized_count(conn, p)?,
+        None => observations::count(conn, None)?,
     };
     Ok(n > 0)
 }

@@ -38,3 +38,15 @@ pub fn has_key(conn: &Connection, event: &str, key: &str) -> Result<bool> {
         .optional()?
         .is_some())
 }
+
+/// Tokens (in + out) the logged LLM calls spent since `since`.
+pub fn llm_tokens_since(conn: &Connection, since: &str) -> Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT coalesce(sum(coalesce(json_extract(detail, '$.tokens_in'), 0)
+                          + coalesce(json_extract(detail, '$.tokens_out'), 0)), 0)
+         FROM event_log WHERE event = 'llm_call' AND ts >= ?1",
+        [since],
+        |r| r.get(0),
+    )?;
+    Ok(n.max(0) as u64)
+}

@@ -3,7 +3,9 @@
 mod schema;
 
 pub mod backup;
+pub mod embeddings;
 pub mod events;
+pub mod learnings;
 pub mod observations;
 pub mod projects;
 pub mod queue;
@@ -286,7 +288,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         return Ok(());
     }
     loop {
-        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let tx = begin_write(conn)?;
         let v = check_version(&tx)?;
         if v == MIGRATIONS.len() {
             return Ok(());
@@ -299,14 +301,69 @@ pub fn migrate(conn: &Connection) -> Result<()> {
 }
 
 /// Runs `f` in an IMMEDIATE transaction (the write lock is taken up front, so a writer never
-/// fails halfway on an upgrade deadlock) and commits.
-pub fn write_tx<T>(
-    conn: &mut Connection,
-    f: impl FnOnce(&rusqlite::Transaction) -> Result<T>,
-) -> Result<T> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+/// fails halfway on an upgrade deadlock) and commits; an error rolls it back. It borrows the
+/// connection shared, so a caller may hold other borrows of it (statements, a spool).
+pub fn write_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let tx = begin_write(conn)?;
     let out = f(&tx)?;
     tx.commit()?;
+    Ok(out)
+}
+
+/// Starts the IMMEDIATE transaction of [`write_tx`] for a caller that commits it itself
+/// (dropping it uncommitted rolls it back).
+pub fn begin_write(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
+    Ok(rusqlite::Transaction::new_unchecked(
+        conn,
+        TransactionBehavior::Immediate,
+    )?)
+}
+
+/// A checkpoint that copies what it can without waiting for readers or writers (a session's
+/// end: the WAL is small again for the next session's first process). Best effort.
+pub fn checkpoint_passive(conn: &Connection) {
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// A list column's stored form: a JSON array of strings.
+pub fn json_list(v: &[String]) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+/// Reads a list column back, leniently (rows written by hand or by older versions): a JSON
+/// array (non-string items as their JSON text), a JSON string as a list of one, other
+/// non-blank text as itself; NULL or blank is empty.
+pub fn parse_list(text: Option<String>) -> Vec<String> {
+    let Some(text) = text else { return vec![] };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Array(a)) => a
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s,
+                v => v.to_string(),
+            })
+            .collect(),
+        Ok(serde_json::Value::String(s)) => vec![s],
+        _ if text.trim().is_empty() => vec![],
+        _ => vec![text],
+    }
+}
+
+/// Integer ids as an SQL list (integers only, so no injection is possible).
+fn join_ids(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Runs `f` over `ids` in chunks of `n` (an SQL `IN` list of bounded length), collecting.
+fn by_chunks<T>(
+    ids: &[i64],
+    n: usize,
+    mut f: impl FnMut(&str) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(n) {
+        out.extend(f(&join_ids(chunk))?);
+    }
     Ok(out)
 }
 
@@ -360,6 +417,72 @@ pub fn database_id(conn: &Connection) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_columns_read_back_leniently() {
+        let v = vec!["a".to_string(), "b \"c\"".to_string()];
+        assert_eq!(parse_list(Some(json_list(&v))), v);
+        assert_eq!(parse_list(None), Vec::<String>::new());
+        assert_eq!(parse_list(Some("  ".into())), Vec::<String>::new());
+        assert_eq!(parse_list(Some("[1, \"x\"]".into())), ["1", "x"]);
+        assert_eq!(parse_list(Some("\"one\"".into())), ["one"]);
+        assert_eq!(parse_list(Some("plain text".into())), ["plain text"]);
+    }
+
+    #[test]
+    fn a_failed_write_transaction_leaves_nothing_and_a_good_one_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("mem.db")).unwrap();
+        let note = |c: &Connection, e: &str| events::log(c, None, e, None, "info", None);
+        let failed: Result<()> = write_tx(&conn, |tx| {
+            note(tx, "first")?;
+            Err(Error::Store("stop".into()))
+        });
+        assert!(failed.is_err());
+        write_tx(&conn, |tx| note(tx, "second")).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM event_log", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn an_observation_reads_back_as_stored_and_updates_in_place() {
+        use crate::record::Observation;
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("mem.db")).unwrap();
+        let mut o = Observation {
+            v: crate::record::VERSION,
+            session_id: Some("s".into()),
+            project: Some("/p".into()),
+            kind: "bugfix".into(),
+            title: "Fixed the parser".into(),
+            summary: "It read past the end".into(),
+            detail: Some("details".into()),
+            facts: vec!["f1".into()],
+            tags: vec!["rust".into()],
+            files_modified: vec!["src/p.rs".into()],
+            functions_changed: vec!["parse".into()],
+            tokens_raw: 40,
+            tokens_compressed: 10,
+            created_at: Some("2026-01-01T00:00:00.000Z".into()),
+            ..Observation::default()
+        };
+        let id = observations::insert(&conn, &o, true, "2026-01-02T00:00:00.000Z").unwrap();
+        o.id = Some(id);
+        o.is_manual = true;
+        assert_eq!(observations::get(&conn, id).unwrap().unwrap(), o);
+        o.summary = "It read past the end of the buffer".into();
+        o.concepts = vec!["bounds".into()];
+        observations::update(&conn, &o, "2026-01-03T00:00:00.000Z").unwrap();
+        assert_eq!(observations::of_session(&conn, "s").unwrap(), vec![o]);
+    }
+
+    #[test]
+    fn vectors_survive_the_blob_codec() {
+        let v = vec![0.5f32, -1.25, 3.0e-7, f32::MAX];
+        assert_eq!(embeddings::from_blob(&embeddings::to_blob(&v)), v);
+    }
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o7777

@@ -1,19 +1,14 @@
 //! `observations` and `observation_sources`: compressed memories and the captures they came from.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::LazyLock;
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use sha2::{Digest, Sha256};
 
+use super::{by_chunks, json_list, parse_list};
 use crate::Result;
 use crate::record::Observation;
-
-fn json_list(v: &[String]) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
-}
-
-fn parse_list(s: Option<String>) -> Vec<String> {
-    s.and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default()
-}
 
 /// Hash of what an observation says (type, title, summary).
 pub fn content_hash(o: &Observation) -> String {
@@ -26,36 +21,75 @@ pub fn content_hash(o: &Observation) -> String {
     hex::encode(h.finalize())
 }
 
+/// The columns both [`insert`] and [`update`] write (what an observation says), in the order
+/// of [`content_values`].
+const CONTENT: [&str; 11] = [
+    "summary",
+    "detail",
+    "facts",
+    "concepts",
+    "tags",
+    "files_read",
+    "files_modified",
+    "functions_changed",
+    "tokens_raw",
+    "tokens_compressed",
+    "content_hash",
+];
+
+fn content_values(o: &Observation) -> [Value; 11] {
+    [
+        o.summary.clone().into(),
+        o.detail.clone().into(),
+        json_list(&o.facts).into(),
+        json_list(&o.concepts).into(),
+        json_list(&o.tags).into(),
+        json_list(&o.files_read).into(),
+        json_list(&o.files_modified).into(),
+        json_list(&o.functions_changed).into(),
+        (o.tokens_raw as i64).into(),
+        (o.tokens_compressed as i64).into(),
+        content_hash(o).into(),
+    ]
+}
+
+static INSERT: LazyLock<String> = LazyLock::new(|| {
+    let cols = CONTENT.join(", ");
+    let marks: Vec<String> = (8..8 + CONTENT.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO observations (session_id, project, type, title, is_manual, created_at,
+            updated_at, {cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {})",
+        marks.join(", ")
+    )
+});
+
+static UPDATE: LazyLock<String> = LazyLock::new(|| {
+    let sets: Vec<String> = CONTENT
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{c} = ?{}", i + 3))
+        .collect();
+    format!(
+        "UPDATE observations SET updated_at = ?2, {} WHERE id = ?1",
+        sets.join(", ")
+    )
+});
+
 /// Stores a new observation; returns its id.
 pub fn insert(conn: &Connection, o: &Observation, is_manual: bool, now: &str) -> Result<i64> {
-    conn.execute(
-        "INSERT INTO observations (session_id, project, type, tool_name, title, summary, detail, facts,
-            concepts, tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
-            is_manual, content_hash, created_at, updated_at)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-        params![
-            o.session_id,
-            o.project,
-            o.kind,
-            o.title,
-            o.summary,
-            o.detail,
-            json_list(&o.facts),
-            json_list(&o.concepts),
-            json_list(&o.tags),
-            json_list(&o.files_read),
-            json_list(&o.files_modified),
-            json_list(&o.functions_changed),
-            o.tokens_raw as i64,
-            o.tokens_compressed as i64,
-            is_manual as i64,
-            content_hash(o),
-            // When the work happened (the captures' time), so recency and date filters see
-            // imported sessions where they belong; updated_at is when it was stored.
-            o.created_at.as_deref().unwrap_or(now),
-            now,
-        ],
-    )?;
+    let head: [Value; 7] = [
+        o.session_id.clone().into(),
+        o.project.clone().into(),
+        o.kind.clone().into(),
+        o.title.clone().into(),
+        (is_manual as i64).into(),
+        // When the work happened (the captures' time), so recency and date filters see
+        // imported sessions where they belong; updated_at is when it was stored.
+        o.created_at.as_deref().unwrap_or(now).to_string().into(),
+        now.to_string().into(),
+    ];
+    conn.prepare_cached(&INSERT)?
+        .execute(params_from_iter(head.into_iter().chain(content_values(o))))?;
     Ok(conn.last_insert_rowid())
 }
 
@@ -86,77 +120,239 @@ pub fn recent_titles(
     Ok(rows)
 }
 
+/// The columns [`from_row`] reads.
+pub const COLS: &str = "id, session_id, project, type, title, summary, detail, facts, concepts,
+    tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
+    is_manual, created_at";
+
+/// An observation row selected with [`COLS`] as its record.
+pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
+    Ok(Observation {
+        v: crate::record::VERSION,
+        id: Some(r.get(0)?),
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        kind: r.get(3)?,
+        title: r.get(4)?,
+        summary: r.get(5)?,
+        detail: r.get(6)?,
+        facts: parse_list(r.get(7)?),
+        concepts: parse_list(r.get(8)?),
+        tags: parse_list(r.get(9)?),
+        files_read: parse_list(r.get(10)?),
+        files_modified: parse_list(r.get(11)?),
+        functions_changed: parse_list(r.get(12)?),
+        tokens_raw: r.get::<_, i64>(13)? as u64,
+        tokens_compressed: r.get::<_, i64>(14)? as u64,
+        is_manual: r.get::<_, i64>(15)? != 0,
+        created_at: r.get(16)?,
+        ..Default::default()
+    })
+}
+
+/// Observations selected by `filter` (SQL after `WHERE`) with `params`.
+fn select(
+    conn: &Connection,
+    filter: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Observation>> {
+    let mut st = conn.prepare(&format!("SELECT {COLS} FROM observations WHERE {filter}"))?;
+    let rows = st.query_map(params, from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Reads one observation back as its record.
 pub fn get(conn: &Connection, id: i64) -> Result<Option<Observation>> {
     Ok(conn
         .query_row(
-            "SELECT id, session_id, project, type, title, summary, detail, facts, concepts, tags,
-                    files_read, files_modified, functions_changed, tokens_raw, tokens_compressed, created_at
-             FROM observations WHERE id = ?1",
+            &format!("SELECT {COLS} FROM observations WHERE id = ?1"),
             [id],
-            |r| {
-                Ok(Observation {
-                    v: crate::record::VERSION,
-                    id: Some(r.get(0)?),
-                    session_id: r.get(1)?,
-                    project: r.get(2)?,
-                    kind: r.get(3)?,
-                    title: r.get(4)?,
-                    summary: r.get(5)?,
-                    detail: r.get(6)?,
-                    facts: parse_list(r.get(7)?),
-                    concepts: parse_list(r.get(8)?),
-                    tags: parse_list(r.get(9)?),
-                    files_read: parse_list(r.get(10)?),
-                    files_modified: parse_list(r.get(11)?),
-                    functions_changed: parse_list(r.get(12)?),
-                    tokens_raw: r.get::<_, i64>(13)? as u64,
-                    tokens_compressed: r.get::<_, i64>(14)? as u64,
-                    created_at: r.get(15)?,
-                    ..Default::default()
-                })
-            },
+            from_row,
         )
         .optional()?)
 }
 
 /// Observations of a session, oldest first.
 pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<Observation>> {
-    let ids: Vec<i64> = conn
-        .prepare("SELECT id FROM observations WHERE session_id = ?1 ORDER BY id")?
-        .query_map([session_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        if let Some(o) = get(conn, id)? {
-            out.push(o);
-        }
+    select(conn, "session_id = ?1 ORDER BY id", [session_id])
+}
+
+/// The observations of `ids` that exist, in no particular order.
+pub fn by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Observation>> {
+    by_chunks(ids, 500, |list| {
+        select(conn, &format!("id IN ({list})"), [])
+    })
+}
+
+/// The latest `limit` observations of a project (only its manual notes with `notes_only`),
+/// newest first.
+pub fn latest_of_project(
+    conn: &Connection,
+    project: &str,
+    notes_only: bool,
+    limit: usize,
+) -> Result<Vec<Observation>> {
+    let notes = if notes_only { " AND is_manual = 1" } else { "" };
+    select(
+        conn,
+        &format!("project = ?1{notes} ORDER BY created_at DESC LIMIT ?2"),
+        params![project, limit as i64],
+    )
+}
+
+/// (files_modified, functions_changed) of the observations of `sessions` that changed
+/// functions, newest first.
+pub fn functions_of_sessions(
+    conn: &Connection,
+    sessions: &[String],
+) -> Result<Vec<(Vec<String>, Vec<String>)>> {
+    if sessions.is_empty() {
+        return Ok(vec![]);
     }
-    Ok(out)
+    let marks = vec!["?"; sessions.len()].join(",");
+    let mut st = conn.prepare(&format!(
+        "SELECT files_modified, functions_changed FROM observations
+         WHERE session_id IN ({marks}) AND functions_changed != '[]'
+         ORDER BY created_at DESC"
+    ))?;
+    let rows = st.query_map(params_from_iter(sessions), |r| {
+        Ok((parse_list(r.get(0)?), parse_list(r.get(1)?)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// What an observation's embedding is made from.
+#[derive(Debug, Clone)]
+pub struct Text {
+    pub id: i64,
+    pub title: String,
+    pub summary: String,
+    pub detail: Option<String>,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+}
+
+/// The embedding text parts of every observation, by id.
+pub fn texts(conn: &Connection) -> Result<Vec<Text>> {
+    let mut st = conn.prepare(
+        "SELECT id, title, summary, detail, facts, concepts FROM observations ORDER BY id",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(Text {
+            id: r.get(0)?,
+            title: r.get(1)?,
+            summary: r.get(2)?,
+            detail: r.get(3)?,
+            facts: parse_list(r.get(4)?),
+            concepts: parse_list(r.get(5)?),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// (id, title, summary, facts, concepts as stored) of the observations without a vector of
+/// (model, dim): what the stand-in vectors of tests and benches are made from.
+pub fn without_vector(conn: &Connection, model: &str, dim: usize) -> Result<Vec<(i64, String)>> {
+    let mut st = conn.prepare(
+        "SELECT o.id, o.title || char(10) || o.summary || char(10) || o.facts || char(10) || o.concepts
+         FROM observations o
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = 'observation'
+                           AND e.owner_id = o.id AND e.model = ?1 AND e.dim = ?2)",
+    )?;
+    let rows = st.query_map(params![model, dim as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every observation id.
+pub fn ids(conn: &Connection) -> Result<Vec<i64>> {
+    let mut st = conn.prepare("SELECT id FROM observations")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// (id, updated_at) of every observation.
+pub fn ids_updated(conn: &Connection) -> Result<Vec<(i64, String)>> {
+    let mut st = conn.prepare("SELECT id, updated_at FROM observations")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every distinct tag, lowercase.
+pub fn distinct_tags(conn: &Connection) -> Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT DISTINCT lower(j.value) FROM observations, json_each(observations.tags) j",
+    )?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many observations a project has (`None`: all projects).
+pub fn count(conn: &Connection, project: Option<&str>) -> Result<i64> {
+    Ok(match project {
+        Some(p) => conn.query_row(
+            "SELECT count(*) FROM observations WHERE project = ?1",
+            [p],
+            |r| r.get(0),
+        )?,
+        None => conn.query_row("SELECT count(*) FROM observations", [], |r| r.get(0))?,
+    })
+}
+
+/// What an FTS5 query over observations keeps.
+#[derive(Debug, Clone, Default)]
+pub struct FtsFilter {
+    /// Project roots; `None` = every project (an empty list matches nothing).
+    pub projects: Option<Vec<String>>,
+    pub kinds: Vec<String>,
+    pub session: Option<String>,
+    /// Inclusive bounds on created_at (stored time text).
+    pub after: Option<String>,
+    pub before: Option<String>,
+}
+
+/// (id, score) of the best `limit` observations matching the FTS5 expression `expr` (higher is
+/// better), within `f`.
+pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let mut sql = String::from(
+        "SELECT o.id, -bm25(observations_fts) FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid WHERE observations_fts MATCH ?1",
+    );
+    let mut params: Vec<Value> = vec![expr.to_string().into()];
+    let mut push = |sql: &mut String, clause: &str, vals: Vec<String>| {
+        let mut marks = Vec::new();
+        for v in vals {
+            params.push(v.into());
+            marks.push(format!("?{}", params.len()));
+        }
+        sql.push_str(&clause.replace("{}", &marks.join(",")));
+    };
+    if let Some(ps) = &f.projects {
+        if ps.is_empty() {
+            return Ok(vec![]);
+        }
+        push(&mut sql, " AND o.project IN ({})", ps.clone());
+    }
+    if !f.kinds.is_empty() {
+        push(&mut sql, " AND o.type IN ({})", f.kinds.clone());
+    }
+    if let Some(s) = &f.session {
+        push(&mut sql, " AND o.session_id = {}", vec![s.clone()]);
+    }
+    if let Some(a) = &f.after {
+        push(&mut sql, " AND o.created_at >= {}", vec![a.clone()]);
+    }
+    if let Some(b) = &f.before {
+        push(&mut sql, " AND o.created_at <= {}", vec![b.clone()]);
+    }
+    sql.push_str(&format!(" ORDER BY bm25(observations_fts) LIMIT {limit}"));
+    let mut st = conn.prepare(&sql)?;
+    let rows = st.query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Overwrites an observation's content (a dedup merge).
 pub fn update(conn: &Connection, o: &Observation, now: &str) -> Result<()> {
-    let id = o.id.unwrap_or(0);
-    conn.execute(
-        "UPDATE observations SET summary = ?2, detail = ?3, facts = ?4, concepts = ?5, tags = ?6,
-            files_read = ?7, files_modified = ?8, functions_changed = ?9, tokens_raw = ?10,
-            tokens_compressed = ?11, content_hash = ?12, updated_at = ?13 WHERE id = ?1",
-        params![
-            id,
-            o.summary,
-            o.detail,
-            json_list(&o.facts),
-            json_list(&o.concepts),
-            json_list(&o.tags),
-            json_list(&o.files_read),
-            json_list(&o.files_modified),
-            json_list(&o.functions_changed),
-            o.tokens_raw as i64,
-            o.tokens_compressed as i64,
-            content_hash(o),
-            now,
-        ],
-    )?;
+    let head: [Value; 2] = [o.id.unwrap_or(0).into(), now.to_string().into()];
+    conn.prepare_cached(&UPDATE)?
+        .execute(params_from_iter(head.into_iter().chain(content_values(o))))?;
     Ok(())
 }

@@ -35,3 +35,16 @@ pub fn upsert(conn: &Connection, full_path: &str, name: &str, source: &str) -> R
     )?;
     Ok(())
 }
+
+/// (root, name) of the project stored under `name` or root `name`, the most recently seen
+/// first.
+pub fn find(conn: &Connection, name: &str) -> Result<Option<(String, String)>> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT full_path, name FROM projects WHERE name = ?1 OR full_path = ?1 ORDER BY updated_at DESC LIMIT 1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}

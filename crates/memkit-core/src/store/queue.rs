@@ -3,6 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
+use crate::record::Capture;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Priority {
@@ -54,7 +55,7 @@ pub fn insert(conn: &Connection, c: &NewCapture) -> Result<Option<i64>> {
             c.tool_use_id,
             c.agent_id,
             c.payload,
-            serde_json::to_string(&c.files)?,
+            super::json_list(&c.files),
             c.priority.as_str(),
             c.origin,
             c.dedup_key,
@@ -102,7 +103,8 @@ pub struct Row {
 const ROW_COLS: &str =
     "id, session_id, project, event, tool_name, agent_id, payload, files, created_at";
 
-fn row(r: &rusqlite::Row) -> rusqlite::Result<Row> {
+/// A row selected with `ROW_COLS`.
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Row> {
     Ok(Row {
         id: r.get(0)?,
         session_id: r.get(1)?,
@@ -193,7 +195,7 @@ pub fn claim(
                 sessions.max(1) as i64,
                 grace_cutoff(now, open_turn)
             ],
-            row,
+            from_row,
         )?
         .collect::<rusqlite::Result<_>>()?;
     rows.sort_by(|a, b| {
@@ -271,4 +273,61 @@ pub fn drop_raw_responses(conn: &Connection, before: &str, now: &str) -> Result<
             AND json_type(payload, '$.tool_response') IS NOT NULL",
         params![before, now],
     )?)
+}
+
+/// The columns [`capture_from_row`] reads.
+const CAPTURE_COLS: &str = "id, session_id, project, event, tool_name, tool_use_id, files,
+    priority, status, payload, created_at";
+
+/// A queue row selected with `CAPTURE_COLS` as its capture record.
+fn capture_from_row(r: &rusqlite::Row) -> rusqlite::Result<Capture> {
+    Ok(Capture {
+        v: crate::record::VERSION,
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        event: r.get(3)?,
+        tool_name: r.get(4)?,
+        tool_use_id: r.get(5)?,
+        files: super::parse_list(r.get(6)?),
+        priority: r.get(7)?,
+        status: r.get(8)?,
+        payload: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
+        created_at: r.get(10)?,
+    })
+}
+
+/// One queue row as its capture record.
+pub fn capture(conn: &Connection, id: i64) -> Result<Capture> {
+    Ok(conn.query_row(
+        &format!("SELECT {CAPTURE_COLS} FROM pending_queue WHERE id = ?1"),
+        [id],
+        capture_from_row,
+    )?)
+}
+
+/// The prompts and tool calls of every session as capture records, by session and time: the
+/// material of the synthetic corpora of tests and benches.
+pub fn turns(conn: &Connection) -> Result<Vec<Capture>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {CAPTURE_COLS} FROM pending_queue
+         WHERE event IN ('UserPromptSubmit', 'PostToolUse', 'PostToolUseFailure')
+         ORDER BY session_id, created_at, id"
+    ))?;
+    let rows = st.query_map([], capture_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The prompts of a session's turns, oldest first (payloads that are not JSON are skipped).
+pub fn prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    Ok(conn
+        .prepare(
+            "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
+             ORDER BY created_at, id",
+        )?
+        .query_map([session_id], |r| r.get::<_, String>(0))?
+        .filter_map(|p| p.ok())
+        .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+        .filter_map(|v| v["prompt"].as_str().map(str::to_string))
+        .collect())
 }

@@ -82,10 +82,182 @@ pub fn end(conn: &Connection, id: &str, reason: Option<&str>, at: &str) -> Resul
     Ok(())
 }
 
-pub fn set_title(conn: &Connection, id: &str, title: &str) -> Result<()> {
-    conn.execute(
+/// Titles a session that has no title yet; whether it did.
+pub fn set_title(conn: &Connection, id: &str, title: &str) -> Result<bool> {
+    let n = conn.execute(
         "UPDATE sessions SET title = ?2 WHERE session_id = ?1 AND title IS NULL",
         params![id, title],
+    )?;
+    Ok(n == 1)
+}
+
+/// A session's summary as the indexes and embeddings read it.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub rowid: i64,
+    pub session_id: String,
+    pub project: Option<String>,
+    pub title: Option<String>,
+    pub summary: String,
+    pub key_files: Vec<String>,
+    pub key_decisions: Vec<String>,
+    /// When it ended, else its last activity, else its start ('' when none is known).
+    pub at: String,
+}
+
+const SUMMARY_COLS: &str = "rowid, session_id, project, title, summary, key_files, key_decisions,
+    coalesce(ended_at, last_activity_at, started_at, '')";
+
+fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<Summary> {
+    Ok(Summary {
+        rowid: r.get(0)?,
+        session_id: r.get(1)?,
+        project: r.get(2)?,
+        title: r.get(3)?,
+        summary: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        key_files: super::parse_list(r.get(5)?),
+        key_decisions: super::parse_list(r.get(6)?),
+        at: r.get(7)?,
+    })
+}
+
+/// Every session with a summary, by rowid.
+pub fn summaries(conn: &Connection) -> Result<Vec<Summary>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {SUMMARY_COLS} FROM sessions WHERE summary IS NOT NULL AND summary != '' ORDER BY rowid"
+    ))?;
+    let rows = st.query_map([], summary_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The sessions of `rowids` that exist, with or without a summary, in no particular order.
+pub fn summaries_by_rowids(conn: &Connection, rowids: &[i64]) -> Result<Vec<Summary>> {
+    super::by_chunks(rowids, 500, |list| {
+        let mut st = conn.prepare(&format!(
+            "SELECT {SUMMARY_COLS} FROM sessions WHERE rowid IN ({list})"
+        ))?;
+        let rows = st.query_map([], summary_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// Rowids of the sessions with a summary.
+pub fn summarized_rowids(conn: &Connection) -> Result<Vec<i64>> {
+    let mut st =
+        conn.prepare("SELECT rowid FROM sessions WHERE summary IS NOT NULL AND summary != ''")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many sessions of a project have a summary.
+pub fn summarized_count(conn: &Connection, project: &str) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM sessions WHERE project = ?1 AND coalesce(summary,'') != ''",
+        [project],
+        |r| r.get(0),
+    )?)
+}
+
+/// A past session as a context block lists it.
+#[derive(Debug, Clone)]
+pub struct Recent {
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    /// When it ended, else its last activity, else its start.
+    pub at: Option<String>,
+}
+
+/// The latest `limit` sessions of a project other than `except`
+/// that have a summary or a title, newest first.
+pub fn latest_of_project(
+    conn: &Connection,
+    project: &str,
+    except: &str,
+    limit: usize,
+) -> Result<Vec<Recent>> {
+    let mut st = conn.prepare(
+        "SELECT title, summary, coalesce(ended_at, last_activity_at, started_at) AS t
+         FROM sessions
+         WHERE project = ?1 AND session_id != ?2
+           AND (coalesce(summary, '') != '' OR coalesce(title, '') != '')
+         ORDER BY t DESC LIMIT ?3",
+    )?;
+    let rows = st.query_map(params![project, except, limit as i64], |r| {
+        Ok(Recent {
+            title: r.get(0)?,
+            summary: r.get(1)?,
+            at: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Ids of the latest `limit` sessions of a project, newest first.
+pub fn latest_ids(conn: &Connection, project: &str, limit: usize) -> Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT session_id FROM sessions WHERE project = ?1
+         ORDER BY coalesce(ended_at, last_activity_at, started_at) DESC LIMIT ?2",
+    )?;
+    let rows = st.query_map(params![project, limit as i64], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Sessions that need a (new) summary: stopped or ended, nothing of theirs pending, and no
+/// summary yet or observations newer than it. Least recently active first.
+pub fn due_for_summary(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT s.session_id FROM sessions s
+         WHERE (s.status = 'ended'
+                OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id AND q.event = 'Stop'))
+           AND NOT EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id
+                           AND q.status IN ('raw', 'processing'))
+           AND (s.summary IS NULL
+                OR coalesce((SELECT max(o.id) FROM observations o WHERE o.session_id = s.session_id), 0)
+                   > coalesce(s.summary_obs_id, 0))
+         ORDER BY s.last_activity_at",
+    )?;
+    let ids = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(ids)
+}
+
+/// (transcript path, last assistant message) of a session; `None` when it is unknown.
+pub fn transcript_and_last_message(
+    conn: &Connection,
+    id: &str,
+) -> Result<Option<(Option<String>, Option<String>)>> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT transcript_path, last_assistant_message FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// Stores a session's summary, and the newest observation it covers.
+pub fn set_summary(
+    conn: &Connection,
+    id: &str,
+    summary: &str,
+    key_files: &[String],
+    key_decisions: &[String],
+    upto_obs_id: i64,
+    now: &str,
+) -> Result<()> {
+    conn.execute(
+        "UPDATE sessions SET summary = ?2, key_files = ?3, key_decisions = ?4, summary_obs_id = ?5,
+                summarized_at = ?6 WHERE session_id = ?1",
+        params![
+            id,
+            summary,
+            super::json_list(key_files),
+            super::json_list(key_decisions),
+            upto_obs_id,
+            now
+        ],
     )?;
     Ok(())
 }

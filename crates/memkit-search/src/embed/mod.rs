@@ -853,16 +853,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     dot / (na * nb).max(f32::MIN_POSITIVE)
 }
 
-/// Little-endian f32 bytes of a vector (the `vector` blob layout).
-pub fn to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+/// The `vector` blob layout is the store's.
+pub use memkit_core::store::embeddings::{from_blob, to_blob};
 
 /// The text embedded for an observation: title, summary, detail, facts and concepts.
 pub fn observation_text(

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
-use super::{Embedder, Manifest, from_blob, resolve_model, sha256_hex, to_blob};
+use super::{Embedder, Manifest, resolve_model, sha256_hex};
 use memkit_core::Result;
-use memkit_core::store::now;
+use memkit_core::store::{self, embeddings, observations, sessions};
 
 /// A cached vector for (model, dim, sha256 of the exact input text), read only.
 pub fn cache_lookup(
@@ -20,14 +20,7 @@ pub fn cache_lookup(
 }
 
 fn lookup_hash(conn: &Connection, model: &str, dim: usize, hash: &str) -> Result<Option<Vec<f32>>> {
-    let v: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT vector FROM embedding_cache WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, hash],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(v.map(|b| from_blob(&b)).filter(|v| v.len() == dim))
+    Ok(embeddings::cache_lookup(conn, model, dim, hash)?.filter(|v| v.len() == dim))
 }
 
 /// [`cache_lookup`], refreshing the entry's use time on a hit.
@@ -40,23 +33,13 @@ pub fn cache_get(
     let hash = sha256_hex(text);
     let v = lookup_hash(conn, model, dim, &hash)?;
     if v.is_some() {
-        conn.execute(
-            "UPDATE embedding_cache SET last_used_at=?4 WHERE model=?1 AND dim=?2 AND text_hash=?3",
-            params![model, dim as i64, hash, now()],
-        )?;
+        embeddings::cache_touch(conn, model, dim, &hash)?;
     }
     Ok(v)
 }
 
 pub fn cache_put(conn: &Connection, model: &str, dim: usize, text: &str, v: &[f32]) -> Result<()> {
-    let t = now();
-    conn.execute(
-        "INSERT INTO embedding_cache(model, dim, text_hash, vector, created_at, last_used_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-         ON CONFLICT(model, dim, text_hash) DO UPDATE SET vector=excluded.vector, last_used_at=excluded.last_used_at",
-        params![model, dim as i64, sha256_hex(text), to_blob(v), t],
-    )?;
-    Ok(())
+    embeddings::cache_put(conn, model, dim, &sha256_hex(text), v)
 }
 
 /// The vector of a search query: prefix by kind, cache lookup (no model load on a hit), else
@@ -90,10 +73,6 @@ pub struct Pending {
     pub text: String,
 }
 
-fn json_list(s: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
-}
-
 /// What the database holds to embed for (model, dim).
 pub struct Owners {
     /// Observations and session summaries whose embedding is missing or was made from another
@@ -108,45 +87,24 @@ pub struct Owners {
 /// What is pending and what is current for (model, dim).
 pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
     let mut items = Vec::new();
-    let mut st = conn.prepare(
-        "SELECT id, title, summary, detail, facts, concepts FROM observations ORDER BY id",
-    )?;
-    let rows = st.query_map([], |r| {
-        let facts: String = r.get(4)?;
-        let concepts: String = r.get(5)?;
-        Ok((
-            r.get::<_, i64>(0)?,
-            super::observation_text(
-                &r.get::<_, String>(1)?,
-                &r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?.as_deref(),
-                &json_list(&facts),
-                &json_list(&concepts),
-            ),
-        ))
-    })?;
-    for row in rows {
-        let (id, text) = row?;
-        items.push(("observation", id, text));
+    for o in observations::texts(conn)? {
+        let text = super::observation_text(
+            &o.title,
+            &o.summary,
+            o.detail.as_deref(),
+            &o.facts,
+            &o.concepts,
+        );
+        items.push(("observation", o.id, text));
     }
-    let mut st = conn.prepare(
-        "SELECT rowid, COALESCE(title,''), summary FROM sessions WHERE summary IS NOT NULL AND trim(summary) != '' ORDER BY rowid",
-    )?;
-    let rows = st.query_map([], |r| {
-        let title: String = r.get(1)?;
-        let summary: String = r.get(2)?;
-        Ok((
-            r.get::<_, i64>(0)?,
-            super::observation_text(&title, &summary, None, &[], &[]),
-        ))
-    })?;
-    for row in rows {
-        let (id, text) = row?;
-        items.push(("session", id, text));
+    for s in sessions::summaries(conn)? {
+        if s.summary.trim().is_empty() {
+            continue;
+        }
+        let title = s.title.unwrap_or_default();
+        let text = super::observation_text(&title, &s.summary, None, &[], &[]);
+        items.push(("session", s.rowid, text));
     }
-    let mut have = conn.prepare(
-        "SELECT content_hash FROM embeddings WHERE owner_kind=?1 AND owner_id=?2 AND model=?3 AND dim=?4",
-    )?;
     let mut out = Owners {
         pending: Vec::new(),
         up_to_date: 0,
@@ -158,9 +116,7 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
         }
         let text = format!("{}{}", m.document_prefix, text);
         let hash = sha256_hex(&text);
-        let old: Option<String> = have
-            .query_row(params![kind, id, m.name, dim as i64], |r| r.get(0))
-            .optional()?;
+        let old = embeddings::hash_of(conn, kind, id, &m.name, dim)?;
         if old.as_deref() == Some(hash.as_str()) {
             out.up_to_date += 1;
         } else {
@@ -185,26 +141,15 @@ pub fn put_embedding(
     p: &Pending,
     v: &[f32],
 ) -> Result<()> {
-    conn.execute(
-        "DELETE FROM embeddings WHERE owner_kind=?1 AND owner_id=?2 AND NOT (model=?3 AND dim=?4)",
-        params![p.owner_kind, p.owner_id, model, dim as i64],
-    )?;
-    conn.execute(
-        "INSERT INTO embeddings(owner_kind, owner_id, model, dim, vector, content_hash, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT(owner_kind, owner_id, model, dim) DO UPDATE SET
-           vector=excluded.vector, content_hash=excluded.content_hash, created_at=excluded.created_at",
-        params![
-            p.owner_kind,
-            p.owner_id,
-            model,
-            dim as i64,
-            to_blob(v),
-            sha256_hex(&p.text),
-            now()
-        ],
-    )?;
-    Ok(())
+    embeddings::put(
+        conn,
+        p.owner_kind,
+        p.owner_id,
+        model,
+        dim,
+        v,
+        &sha256_hex(&p.text),
+    )
 }
 
 /// Totals of a database run.
@@ -230,11 +175,8 @@ pub const CACHE_DAYS: u32 = 90;
 
 /// Deletes cache entries unused for `days` other than those of `current` (sha256 of the texts
 /// whose vectors for `model`/`dim` are in use): queries nobody asks again, texts since edited,
-/// vectors of models no longer in use. Returns how many.
-///
-/// It reads the whole table (no index helps: `last_used_at` lies behind the vector blob, and
-/// indexing it would read every blob once, in whichever process, hooks included, opened the
-/// database first), so mem-embed runs it at most once a day.
+/// vectors of models no longer in use. Returns how many. It reads the whole table, so mem-embed
+/// runs it at most once a day ([`embeddings::cache_prune`]).
 pub fn prune_cache(
     conn: &Connection,
     model: &str,
@@ -244,22 +186,7 @@ pub fn prune_cache(
 ) -> Result<usize> {
     let cutoff = (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    conn.execute_batch("CREATE TEMP TABLE IF NOT EXISTS current_hashes (h TEXT PRIMARY KEY)")?;
-    conn.execute("DELETE FROM temp.current_hashes", [])?;
-    {
-        let mut put = conn.prepare("INSERT OR IGNORE INTO temp.current_hashes VALUES (?1)")?;
-        for h in current {
-            put.execute([h])?;
-        }
-    }
-    // The current test comes first: those rows (most of them) never have their blob read.
-    let pruned = conn.execute(
-        "DELETE FROM embedding_cache WHERE NOT (model = ?1 AND dim = ?2
-           AND text_hash IN (SELECT h FROM temp.current_hashes)) AND last_used_at < ?3",
-        params![model, dim as i64, cutoff],
-    )?;
-    conn.execute("DELETE FROM temp.current_hashes", [])?;
-    Ok(pruned)
+    embeddings::cache_prune(conn, model, dim, current, &cutoff)
 }
 
 /// Embeds every pending owner; the model is loaded only when some text is not in the cache.
@@ -285,29 +212,23 @@ pub fn embed_database(
         ..DbRun::default()
     };
     let mut misses = Vec::new();
-    {
-        let tx = conn.transaction()?;
+    store::write_tx(conn, |tx| {
         // Vectors of owners that are gone (deleted observations, sessions) go too.
-        run.removed = tx.execute(
-            "DELETE FROM embeddings WHERE
-               (owner_kind='observation' AND owner_id NOT IN (SELECT id FROM observations))
-            OR (owner_kind='session' AND owner_id NOT IN (SELECT rowid FROM sessions))",
-            [],
-        )?;
+        run.removed = embeddings::remove_orphans(tx)?;
         if let Some(days) = prune_days {
-            run.pruned = prune_cache(&tx, &m.name, dim, &hashes, days)?;
+            run.pruned = prune_cache(tx, &m.name, dim, &hashes, days)?;
         }
         for p in &pending {
-            match cache_get(&tx, &m.name, dim, &p.text)? {
+            match cache_get(tx, &m.name, dim, &p.text)? {
                 Some(v) => {
-                    put_embedding(&tx, &m.name, dim, p, &v)?;
+                    put_embedding(tx, &m.name, dim, p, &v)?;
                     run.cache_hits += 1;
                 }
                 None => misses.push(p.clone()),
             }
         }
-        tx.commit()?;
-    }
+        Ok(())
+    })?;
     if misses.is_empty() {
         return Ok(run);
     }
@@ -317,12 +238,13 @@ pub fn embed_database(
     // Vectors arrive in batch order; they are stored a transaction per 64.
     let mut done: Vec<(usize, Vec<f32>)> = Vec::new();
     let mut store = |conn: &mut Connection, done: &mut Vec<(usize, Vec<f32>)>| -> Result<()> {
-        let tx = conn.transaction()?;
-        for (i, v) in done.iter() {
-            cache_put(&tx, &m.name, dim, &misses[*i].text, v)?;
-            put_embedding(&tx, &m.name, dim, &misses[*i], v)?;
-        }
-        tx.commit()?;
+        store::write_tx(conn, |tx| {
+            for (i, v) in done.iter() {
+                cache_put(tx, &m.name, dim, &misses[*i].text, v)?;
+                put_embedding(tx, &m.name, dim, &misses[*i], v)?;
+            }
+            Ok(())
+        })?;
         run.embedded += done.len();
         done.clear();
         progress(run.embedded, total);

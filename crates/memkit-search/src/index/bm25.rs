@@ -9,7 +9,7 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use super::{Check, Doc, Layout, OBS_COLUMNS, Options, Report, State, index_err, obs_doc};
+use super::{Check, Doc, Layout, Options, Report, State, index_err};
 use memkit_core::Result;
 
 /// Text fields and their query boosts.
@@ -233,50 +233,37 @@ pub fn update(
         .map_err(|e| index_err("bm25 writer", e))?;
 
     // Observations: the ones missing from the index, plus the ones changed since the last run.
-    let mut db_keys: HashSet<u64> = HashSet::new();
+    let rows = memkit_core::store::observations::ids_updated(conn)?
+        .into_iter()
+        .map(|(id, upd)| (memkit_core::store::vector_key("observation", id), upd, id));
+    let plan = super::plan(
+        rows,
+        |k| have.contains_key(&k),
+        state.obs_updated_at.clone(),
+    );
+    let mut db_keys = plan.keys;
     // Known tags: those of the records (re)indexed now, plus those known before (a tag that
     // disappears stays known until the next rebuild: harmless for filtering).
     let mut tags: HashSet<String> = state.tags.iter().cloned().collect();
-    let mut max_updated = state.obs_updated_at.clone();
-    {
-        let since = state.obs_updated_at.clone().unwrap_or_default();
-        let mut st = conn.prepare("SELECT id, updated_at FROM observations")?;
-        let mut todo: Vec<i64> = Vec::new();
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let upd: String = r.get(1)?;
-            let key = memkit_core::store::vector_key("observation", id);
-            db_keys.insert(key);
-            let known = have.contains_key(&key);
-            if !known || upd > since {
-                todo.push(id);
-                if known {
-                    rep.updated += 1;
-                } else {
-                    rep.added += 1;
-                }
-            }
-            if max_updated.as_ref().is_none_or(|m| &upd > m) {
-                max_updated = Some(upd);
-            }
+    let mut todo: Vec<i64> = Vec::with_capacity(plan.todo.len());
+    for c in plan.todo {
+        if c.indexed {
+            rep.updated += 1;
+        } else {
+            rep.added += 1;
         }
-        for chunk in todo.chunks(2000) {
-            let list = super::join_ids(chunk);
-            let mut st = conn.prepare(&format!(
-                "SELECT {OBS_COLUMNS} FROM observations WHERE id IN ({list})"
-            ))?;
-            let docs = st.query_map([], obs_doc)?;
-            for d in docs {
-                let d = d?;
-                tags.extend(d.tags.iter().cloned());
-                if have.contains_key(&d.key) {
-                    writer.delete_term(Term::from_field_u64(fields.key, d.key));
-                }
-                writer
-                    .add_document(to_doc(&fields, &d))
-                    .map_err(|e| index_err("bm25 add", e))?;
+        todo.push(c.row);
+    }
+    for chunk in todo.chunks(2000) {
+        for o in memkit_core::store::observations::by_ids(conn, chunk)? {
+            let d = Doc::of_observation(o);
+            tags.extend(d.tags.iter().cloned());
+            if have.contains_key(&d.key) {
+                writer.delete_term(Term::from_field_u64(fields.key, d.key));
             }
+            writer
+                .add_document(to_doc(&fields, &d))
+                .map_err(|e| index_err("bm25 add", e))?;
         }
     }
     // Sessions: few, compared by content hash.
@@ -322,7 +309,7 @@ pub fn update(
     if let Some(new) = fresh {
         replace(&new, &dir)?;
     }
-    state.obs_updated_at = max_updated;
+    state.obs_updated_at = plan.upto;
     state.sessions = seen_sessions;
     state.docs = db_keys.len() as u64;
     rep.docs = db_keys.len() as u64;

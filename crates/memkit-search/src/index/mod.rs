@@ -10,13 +10,14 @@
 pub mod bm25;
 pub mod vectors;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use memkit_core::store::vector_key;
+use memkit_core::record::Observation;
+use memkit_core::store::{observations, sessions, vector_key};
 use memkit_core::{Error, Result};
 
 /// What one indexable record holds, whatever its kind.
@@ -156,86 +157,63 @@ pub fn time_ms(ts: &str) -> i64 {
         .unwrap_or(0)
 }
 
-fn json_list(text: Option<String>) -> Vec<String> {
-    let Some(text) = text else { return vec![] };
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Array(a)) => a
-            .into_iter()
-            .map(|v| match v {
-                serde_json::Value::String(s) => s,
-                v => v.to_string(),
-            })
-            .collect(),
-        Ok(serde_json::Value::String(s)) => vec![s],
-        _ if text.trim().is_empty() => vec![],
-        _ => vec![text],
-    }
-}
-
-pub const OBS_COLUMNS: &str = "id, session_id, project, type, title, summary, detail, facts, concepts, tags, files_read, files_modified, created_at";
-
-/// Maps a row selected with [`OBS_COLUMNS`].
-pub fn obs_doc(r: &rusqlite::Row) -> rusqlite::Result<Doc> {
-    let id: i64 = r.get(0)?;
-    let mut files = json_list(r.get(10)?);
-    for f in json_list(r.get(11)?) {
-        if !files.contains(&f) {
-            files.push(f);
+impl Doc {
+    /// An observation as the indexes hold it (tags lowercase, read and modified files as one
+    /// list).
+    pub fn of_observation(o: Observation) -> Doc {
+        let id = o.id.unwrap_or(0);
+        let mut files = o.files_read;
+        for f in o.files_modified {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        Doc {
+            key: vector_key("observation", id),
+            source: "observation",
+            id,
+            session_id: o.session_id,
+            project: o.project,
+            kind: o.kind,
+            title: o.title,
+            summary: o.summary,
+            detail: o.detail.unwrap_or_default(),
+            facts: o.facts,
+            concepts: o.concepts,
+            tags: o.tags.into_iter().map(|t| t.to_lowercase()).collect(),
+            files,
+            created_ms: time_ms(o.created_at.as_deref().unwrap_or("")),
         }
     }
-    Ok(Doc {
-        key: vector_key("observation", id),
-        source: "observation",
-        id,
-        session_id: r.get(1)?,
-        project: r.get(2)?,
-        kind: r.get(3)?,
-        title: r.get(4)?,
-        summary: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-        detail: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-        facts: json_list(r.get(7)?),
-        concepts: json_list(r.get(8)?),
-        tags: json_list(r.get(9)?)
-            .into_iter()
-            .map(|t| t.to_lowercase())
-            .collect(),
-        files,
-        created_ms: time_ms(&r.get::<_, String>(12)?),
-    })
-}
 
-pub const SESSION_COLUMNS: &str = "rowid, session_id, project, title, summary, key_files, key_decisions, coalesce(ended_at, last_activity_at, started_at, '')";
-
-/// Maps a row selected with [`SESSION_COLUMNS`].
-pub fn session_doc(r: &rusqlite::Row) -> rusqlite::Result<Doc> {
-    let id: i64 = r.get(0)?;
-    let title: Option<String> = r.get(3)?;
-    let summary: String = r.get::<_, Option<String>>(4)?.unwrap_or_default();
-    let title = title.unwrap_or_else(|| {
-        summary
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(80)
-            .collect()
-    });
-    Ok(Doc {
-        key: vector_key("session", id),
-        source: "session",
-        id,
-        session_id: r.get(1)?,
-        project: r.get(2)?,
-        kind: "session".into(),
-        title,
-        summary,
-        detail: String::new(),
-        facts: json_list(r.get(6)?),
-        concepts: vec![],
-        tags: vec![],
-        files: json_list(r.get(5)?),
-        created_ms: time_ms(&r.get::<_, String>(7)?),
-    })
+    /// A session summary as the indexes hold it (untitled: its first line, cut to 80 chars).
+    pub fn of_session(s: sessions::Summary) -> Doc {
+        let title = s.title.unwrap_or_else(|| {
+            s.summary
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect()
+        });
+        Doc {
+            key: vector_key("session", s.rowid),
+            source: "session",
+            id: s.rowid,
+            session_id: Some(s.session_id),
+            project: s.project,
+            kind: "session".into(),
+            title,
+            summary: s.summary,
+            detail: String::new(),
+            facts: s.key_decisions,
+            concepts: vec![],
+            tags: vec![],
+            files: s.key_files,
+            created_ms: time_ms(&s.at),
+        }
+    }
 }
 
 /// A stable hash of what a session contributes to the index.
@@ -256,11 +234,10 @@ pub fn session_hash(d: &Doc) -> String {
 
 /// Every session with a summary.
 pub fn load_sessions(conn: &Connection) -> Result<Vec<Doc>> {
-    let mut st = conn.prepare(&format!(
-        "SELECT {SESSION_COLUMNS} FROM sessions WHERE summary IS NOT NULL AND summary != ''"
-    ))?;
-    let rows = st.query_map([], session_doc)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(sessions::summaries(conn)?
+        .into_iter()
+        .map(Doc::of_session)
+        .collect())
 }
 
 /// Splits vector keys into observation ids and session rowids (other kinds are not indexed yet).
@@ -282,32 +259,66 @@ pub fn split_keys<'a>(keys: impl IntoIterator<Item = &'a u64>) -> (Vec<i64>, Vec
 pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
     let (obs, ses) = split_keys(keys);
     let mut out = Vec::with_capacity(keys.len());
-    for chunk in obs.chunks(500) {
-        let list = join_ids(chunk);
-        let mut st = conn.prepare(&format!(
-            "SELECT {OBS_COLUMNS} FROM observations WHERE id IN ({list})"
-        ))?;
-        out.extend(
-            st.query_map([], obs_doc)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
-        );
-    }
-    for chunk in ses.chunks(500) {
-        let list = join_ids(chunk);
-        let mut st = conn.prepare(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE rowid IN ({list})"
-        ))?;
-        out.extend(
-            st.query_map([], session_doc)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
-        );
-    }
+    out.extend(
+        observations::by_ids(conn, &obs)?
+            .into_iter()
+            .map(Doc::of_observation),
+    );
+    out.extend(
+        sessions::summaries_by_rowids(conn, &ses)?
+            .into_iter()
+            .map(Doc::of_session),
+    );
     Ok(out)
 }
 
-/// Integer ids as an SQL list (integers only, so no injection is possible).
-pub fn join_ids(ids: &[i64]) -> String {
-    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+/// One row an index must (re)index.
+#[derive(Debug, Clone)]
+pub struct Change<T> {
+    pub key: u64,
+    pub row: T,
+    /// Whether the index holds a copy already (an update rather than an addition).
+    pub indexed: bool,
+}
+
+/// How an index catches up with a table, compared by change time (both indexes follow the
+/// database this way: BM25 by `observations.updated_at`, the vector indexes by
+/// `embeddings.created_at`).
+#[derive(Debug, Clone)]
+pub struct Plan<T> {
+    /// Rows the index lacks, or that changed after `since`.
+    pub todo: Vec<Change<T>>,
+    /// Every key of the table (what the index may keep).
+    pub keys: HashSet<u64>,
+    /// The latest change time seen: the next run's `since`.
+    pub upto: Option<String>,
+}
+
+/// Plans an index update from `rows` of (key, change time, row), `indexed` telling which
+/// keys the index holds, and the change time it was last brought up to (`None`: never).
+pub fn plan<T>(
+    rows: impl IntoIterator<Item = (u64, String, T)>,
+    indexed: impl Fn(u64) -> bool,
+    since: Option<String>,
+) -> Plan<T> {
+    let since = since.filter(|s| !s.is_empty());
+    let mut p = Plan {
+        todo: Vec::new(),
+        keys: HashSet::new(),
+        upto: since.clone(),
+    };
+    let since = since.unwrap_or_default();
+    for (key, at, row) in rows {
+        p.keys.insert(key);
+        let indexed = indexed(key);
+        if !indexed || at > since {
+            p.todo.push(Change { key, row, indexed });
+        }
+        if p.upto.as_ref().is_none_or(|m| &at > m) {
+            p.upto = Some(at);
+        }
+    }
+    p
 }
 
 /// What one index run did to one index.
@@ -416,19 +427,47 @@ pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
 
 /// Every key that should be in the BM25 index.
 pub fn expected_keys(conn: &Connection) -> Result<Vec<u64>> {
-    let mut keys = Vec::new();
-    let mut st = conn.prepare("SELECT id FROM observations")?;
-    for id in st.query_map([], |r| r.get::<_, i64>(0))? {
-        keys.push(vector_key("observation", id?));
-    }
-    let mut st =
-        conn.prepare("SELECT rowid FROM sessions WHERE summary IS NOT NULL AND summary != ''")?;
-    for id in st.query_map([], |r| r.get::<_, i64>(0))? {
-        keys.push(vector_key("session", id?));
-    }
+    let mut keys: Vec<u64> = observations::ids(conn)?
+        .into_iter()
+        .map(|id| vector_key("observation", id))
+        .collect();
+    keys.extend(
+        sessions::summarized_rowids(conn)?
+            .into_iter()
+            .map(|id| vector_key("session", id)),
+    );
     Ok(keys)
 }
 
 pub fn index_err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Other(format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_takes_what_the_index_lacks_or_what_changed_since_and_the_latest_time() {
+        let rows = vec![
+            (1, "2026-01-01".to_string(), 'a'),
+            (2, "2026-01-03".to_string(), 'b'),
+            (3, "2026-01-02".to_string(), 'c'),
+        ];
+        let p = plan(rows, |k| k != 3, Some("2026-01-02".into()));
+        let todo: Vec<(u64, char, bool)> =
+            p.todo.iter().map(|c| (c.key, c.row, c.indexed)).collect();
+        assert_eq!(todo, vec![(2, 'b', true), (3, 'c', false)]);
+        assert_eq!(p.keys, HashSet::from([1, 2, 3]));
+        assert_eq!(p.upto.as_deref(), Some("2026-01-03"));
+        // Never brought up to date: everything is to do; an empty table keeps no time.
+        let p = plan(vec![(1, "t".to_string(), ())], |_| true, None);
+        assert_eq!(p.todo.len(), 1);
+        let p = plan(
+            Vec::<(u64, String, ())>::new(),
+            |_| true,
+            Some(String::new()),
+        );
+        assert_eq!(p.upto, None);
+    }
 }

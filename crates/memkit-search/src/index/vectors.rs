@@ -11,7 +11,7 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use super::{Check, Layout, Options, Report, State, VectorState, index_err};
 use memkit_core::Result;
-use memkit_core::store::vector_key;
+use memkit_core::store::{embeddings, vector_key};
 
 pub fn scalar_kind(q: &str) -> Option<ScalarKind> {
     match q {
@@ -20,18 +20,6 @@ pub fn scalar_kind(q: &str) -> Option<ScalarKind> {
         "i8" => Some(ScalarKind::I8),
         _ => None,
     }
-}
-
-/// Decodes a little-endian f32 blob.
-pub fn decode(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-/// Encodes a vector as the little-endian f32 blob the tables store.
-pub fn encode(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// An open vector index with its keys.
@@ -133,11 +121,7 @@ fn new_index(dim: usize, q: ScalarKind) -> Result<Index> {
 
 /// Every (model, dim) with vectors in the database.
 pub fn models(conn: &Connection) -> Result<Vec<(String, usize)>> {
-    let mut st = conn.prepare("SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim")?;
-    let rows = st.query_map([], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    embeddings::models(conn)
 }
 
 /// Brings one vector index per (model, dim) up to date; removes files of models that are gone.
@@ -192,11 +176,10 @@ pub fn update(
                 }
             },
         };
-        let upto = loaded
+        let since = loaded
             .as_ref()
             .and(prev.as_ref())
-            .and_then(|p| p.upto.clone())
-            .unwrap_or_default();
+            .and_then(|p| p.upto.clone());
         let (index, mut have) = match loaded {
             Some(x) => x,
             None => {
@@ -205,35 +188,13 @@ pub fn update(
             }
         };
         // What the database holds for this model.
-        let mut db: HashSet<u64> = HashSet::new();
-        let mut todo: Vec<(String, i64, u64)> = Vec::new();
-        let mut max_upto = if upto.is_empty() {
-            None
-        } else {
-            Some(upto.clone())
-        };
-        {
-            let mut st = conn.prepare(
-                "SELECT owner_kind, owner_id, created_at FROM embeddings WHERE model = ?1 AND dim = ?2",
-            )?;
-            let mut rows = st.query(rusqlite::params![model, *dim as i64])?;
-            while let Some(r) = rows.next()? {
-                let kind: String = r.get(0)?;
-                let id: i64 = r.get(1)?;
-                let at: String = r.get(2)?;
-                let key = vector_key(&kind, id);
-                db.insert(key);
-                if !have.contains(&key) || at > upto {
-                    todo.push((kind, id, key));
-                }
-                if max_upto.as_ref().is_none_or(|m| &at > m) {
-                    max_upto = Some(at);
-                }
-            }
-        }
+        let rows = embeddings::owners(conn, model, *dim)?
+            .into_iter()
+            .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id)));
+        let plan = super::plan(rows, |k| have.contains(&k), since);
         for k in have
             .iter()
-            .filter(|k| !db.contains(k))
+            .filter(|k| !plan.keys.contains(k))
             .copied()
             .collect::<Vec<_>>()
         {
@@ -242,27 +203,15 @@ pub fn update(
             rep.removed += 1;
         }
         // Fetch the vectors to add.
-        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(todo.len());
+        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plan.todo.len());
         if rep.rebuilt {
-            let mut st = conn.prepare(
-                "SELECT owner_kind, owner_id, vector FROM embeddings WHERE model = ?1 AND dim = ?2",
-            )?;
-            let mut rows = st.query(rusqlite::params![model, *dim as i64])?;
-            while let Some(r) = rows.next()? {
-                let kind: String = r.get(0)?;
-                let blob: Vec<u8> = r.get(2)?;
-                vecs.push((vector_key(&kind, r.get(1)?), decode(&blob)));
+            for (kind, id, v) in embeddings::all(conn, model, *dim)? {
+                vecs.push((vector_key(&kind, id), v));
             }
         } else {
-            let mut st = conn.prepare(
-                "SELECT vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND model = ?3 AND dim = ?4",
-            )?;
-            for (kind, id, key) in &todo {
-                let blob: Vec<u8> = st
-                    .query_row(rusqlite::params![kind, id, model, *dim as i64], |r| {
-                        r.get(0)
-                    })?;
-                vecs.push((*key, decode(&blob)));
+            for c in &plan.todo {
+                let (kind, id) = &c.row;
+                vecs.push((c.key, embeddings::get(conn, kind, *id, model, *dim)?));
             }
         }
         vecs.retain(|(_, v)| v.len() == *dim);
@@ -302,7 +251,7 @@ pub fn update(
             dim: *dim,
             quantization: opts.quantization.clone(),
             count: have.len() as u64,
-            upto: max_upto,
+            upto: plan.upto,
             file,
         });
         reports.push(rep);
@@ -335,13 +284,10 @@ pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
             name: file.trim_end_matches(".usearch").to_string(),
             ..Check::default()
         };
-        let mut want: HashSet<u64> = HashSet::new();
-        let mut st = conn
-            .prepare("SELECT owner_kind, owner_id FROM embeddings WHERE model = ?1 AND dim = ?2")?;
-        let mut rows = st.query(rusqlite::params![model, dim as i64])?;
-        while let Some(r) = rows.next()? {
-            want.insert(vector_key(&r.get::<_, String>(0)?, r.get(1)?));
-        }
+        let want: HashSet<u64> = embeddings::owners(conn, &model, dim)?
+            .into_iter()
+            .map(|(kind, id, _)| vector_key(&kind, id))
+            .collect();
         c.expected = want.len() as u64;
         let loaded = Index::restore_view(&path.to_string_lossy())
             .map_err(|e| e.to_string())

@@ -8,8 +8,6 @@
 //! [`crate::embed::QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
-pub mod synth;
-
 pub use memkit_core::record::Explain;
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -25,7 +23,7 @@ use tantivy::query::{
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::{Bm25, TEXT_FIELDS};
-use crate::index::vectors::{Vectors, decode};
+use crate::index::vectors::Vectors;
 use crate::index::{Doc, Layout, State, VectorState};
 use memkit_core::config::Config;
 use memkit_core::record::Hit;
@@ -525,11 +523,7 @@ impl Searcher {
         if let Some(s) = &self.state {
             return Ok(s.tags.clone());
         }
-        let mut st = self.conn.prepare(
-            "SELECT DISTINCT lower(j.value) FROM observations, json_each(observations.tags) j",
-        )?;
-        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        memkit_core::store::observations::distinct_tags(&self.conn)
     }
 
     /// Expands tags fuzzily: a tag matches itself, known tags it is a prefix of (3+ chars),
@@ -707,14 +701,9 @@ impl Searcher {
             if ids.is_empty() {
                 continue;
             }
-            let mut st = self.conn.prepare(&format!(
-                "SELECT owner_id, vector FROM embeddings WHERE owner_kind = ?1 AND model = ?2 AND dim = ?3 AND owner_id IN ({})",
-                crate::index::join_ids(&ids)
-            ))?;
-            let mut rows = st.query(rusqlite::params![kind, model, dim as i64])?;
-            while let Some(r) = rows.next()? {
-                let id: i64 = r.get(0)?;
-                let v = decode(&r.get::<_, Vec<u8>>(1)?);
+            for (id, v) in
+                memkit_core::store::embeddings::of_owners(&self.conn, kind, &ids, model, dim)?
+            {
                 out.insert(
                     memkit_core::store::vector_key(kind, id),
                     crate::embed::cosine(q, &v) as f64,
@@ -735,46 +724,20 @@ impl Searcher {
             .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" OR ");
-        let mut sql = String::from(
-            "SELECT o.id, -bm25(observations_fts) FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid WHERE observations_fts MATCH ?1",
-        );
-        let mut params: Vec<rusqlite::types::Value> = vec![expr.into()];
-        let mut push = |sql: &mut String, clause: &str, vals: Vec<String>| {
-            let mut marks = Vec::new();
-            for v in vals {
-                params.push(v.into());
-                marks.push(format!("?{}", params.len()));
-            }
-            sql.push_str(&clause.replace("{}", &marks.join(",")));
+        let filter = memkit_core::store::observations::FtsFilter {
+            projects: f.projects.clone(),
+            kinds: f.kinds.clone(),
+            session: f.session.clone(),
+            after: f.after_ms.map(ms_text),
+            before: f.before_ms.map(ms_text),
         };
-        if let Some(ps) = &f.projects {
-            if ps.is_empty() {
-                return Ok(vec![]);
-            }
-            push(&mut sql, " AND o.project IN ({})", ps.clone());
-        }
-        if !f.kinds.is_empty() {
-            push(&mut sql, " AND o.type IN ({})", f.kinds.clone());
-        }
-        if let Some(s) = &f.session {
-            push(&mut sql, " AND o.session_id = {}", vec![s.clone()]);
-        }
-        if let Some(a) = f.after_ms {
-            push(&mut sql, " AND o.created_at >= {}", vec![ms_text(a)]);
-        }
-        if let Some(b) = f.before_ms {
-            push(&mut sql, " AND o.created_at <= {}", vec![ms_text(b)]);
-        }
         let k = if f.tags.is_empty() { k } else { k * 20 };
-        sql.push_str(&format!(" ORDER BY bm25(observations_fts) LIMIT {k}"));
-        let mut st = self.conn.prepare(&sql)?;
-        let rows = st.query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((
-                memkit_core::store::vector_key("observation", r.get(0)?),
-                r.get::<_, f64>(1)?,
-            ))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(
+            memkit_core::store::observations::fts(&self.conn, &expr, &filter, k)?
+                .into_iter()
+                .map(|(id, score)| (memkit_core::store::vector_key("observation", id), score))
+                .collect(),
+        )
     }
 }
 

@@ -6,11 +6,12 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::index::vectors::encode;
 use memkit_core::Result;
+use memkit_core::record::Observation;
+use memkit_core::store::{self, embeddings, observations, queue};
 
 /// Model name of the hashed vectors.
 pub const HASH_MODEL: &str = "memkit-hash";
@@ -275,82 +276,72 @@ pub fn observation_of(
 
 /// Every user turn of the queued captures, with one observation per tool call.
 pub fn turns_from_queue(conn: &Connection) -> Result<Vec<Turn>> {
-    let mut st = conn.prepare(
-        "SELECT session_id, project, event, coalesce(tool_name, ''), payload, files, created_at
-         FROM pending_queue
-         WHERE event IN ('UserPromptSubmit', 'PostToolUse', 'PostToolUseFailure')
-         ORDER BY session_id, created_at, id",
-    )?;
-    let mut rows = st.query([])?;
     let mut turns: Vec<Turn> = Vec::new();
-    while let Some(r) = rows.next()? {
-        let sid: String = r.get(0)?;
-        let project: Option<String> = r.get(1)?;
-        let event: String = r.get(2)?;
-        let tool: String = r.get(3)?;
-        let payload: Value = serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
-        let files: Vec<String> = serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
-        let at: String = r.get(6)?;
-        if event == "UserPromptSubmit" {
-            let p = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
+    for c in queue::turns(conn)? {
+        if c.event == "UserPromptSubmit" {
+            let p = c
+                .payload
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             turns.push(Turn {
-                session_id: sid,
+                session_id: c.session_id,
                 prompt: clean_prompt(p),
                 obs: vec![],
             });
             continue;
         }
-        if turns.last().is_none_or(|t| t.session_id != sid) {
+        if turns.last().is_none_or(|t| t.session_id != c.session_id) {
             turns.push(Turn {
-                session_id: sid.clone(),
+                session_id: c.session_id.clone(),
                 prompt: String::new(),
                 obs: vec![],
             });
         }
-        let o = observation_of(&sid, project, &event, &tool, &payload, files, &at);
+        let tool = c.tool_name.unwrap_or_default();
+        let o = observation_of(
+            &c.session_id,
+            c.project,
+            &c.event,
+            &tool,
+            &c.payload,
+            c.files,
+            &c.created_at,
+        );
         turns.last_mut().unwrap().obs.push(o);
     }
     Ok(turns)
 }
 
-fn list(v: &[String]) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
-}
-
-/// Stores observations (one transaction); returns their ids in order.
-pub fn insert(conn: &mut Connection, obs: &[Obs]) -> Result<Vec<i64>> {
-    let tx = conn.transaction()?;
-    let mut ids = Vec::with_capacity(obs.len());
-    {
-        let mut st = tx.prepare(
-            "INSERT INTO observations (session_id, project, type, tool_name, title, summary, detail,
-                facts, concepts, tags, files_read, files_modified, created_at, updated_at, content_hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )?;
-        let now = memkit_core::store::now();
-        for o in obs {
-            st.execute(params![
-                o.session_id,
-                o.project,
-                o.kind,
-                o.tool_name,
-                o.title,
-                o.summary,
-                o.detail,
-                list(&o.facts),
-                list(&o.concepts),
-                list(&o.tags),
-                list(&o.files_read),
-                list(&o.files_modified),
-                o.created_at,
-                now,
-                crate::search::text_hash(&embed_text_of(o)),
-            ])?;
-            ids.push(tx.last_insert_rowid());
+impl Obs {
+    /// The record the store keeps (the tool name is not part of it).
+    pub fn to_observation(&self) -> Observation {
+        Observation {
+            session_id: Some(self.session_id.clone()),
+            project: self.project.clone(),
+            kind: self.kind.clone(),
+            title: self.title.clone(),
+            summary: self.summary.clone(),
+            detail: Some(self.detail.clone()),
+            facts: self.facts.clone(),
+            concepts: self.concepts.clone(),
+            tags: self.tags.clone(),
+            files_read: self.files_read.clone(),
+            files_modified: self.files_modified.clone(),
+            created_at: Some(self.created_at.clone()),
+            ..Observation::default()
         }
     }
-    tx.commit()?;
-    Ok(ids)
+}
+
+/// Stores observations as mem-compress would (one transaction); returns their ids in order.
+pub fn insert(conn: &mut Connection, obs: &[Obs]) -> Result<Vec<i64>> {
+    let now = store::now();
+    store::write_tx(conn, |tx| {
+        obs.iter()
+            .map(|o| observations::insert(tx, &o.to_observation(), false, &now))
+            .collect()
+    })
 }
 
 /// The text a document embedding is made from.
@@ -417,67 +408,39 @@ pub fn hash_embed(text: &str, dim: usize) -> Vec<f32> {
 
 /// Writes hashed vectors for every observation lacking one (what mem-embed would write).
 pub fn embed_observations(conn: &mut Connection, dim: usize) -> Result<usize> {
-    let rows: Vec<(i64, String)> = {
-        let mut st = conn.prepare(
-            "SELECT o.id, o.title || char(10) || o.summary || char(10) || o.facts || char(10) || o.concepts
-             FROM observations o
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = 'observation'
-                               AND e.owner_id = o.id AND e.model = ?1 AND e.dim = ?2)",
-        )?;
-        st.query_map(params![HASH_MODEL, dim as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?
-    };
-    let vecs: Vec<(i64, Vec<u8>, String)> = {
+    let rows = observations::without_vector(conn, HASH_MODEL, dim)?;
+    let vecs: Vec<(i64, Vec<f32>, String)> = {
         use rayon::prelude::*;
         rows.par_iter()
-            .map(|(id, t)| {
-                (
-                    *id,
-                    encode(&hash_embed(t, dim)),
-                    crate::search::text_hash(t),
-                )
-            })
+            .map(|(id, t)| (*id, hash_embed(t, dim), memkit_search::search::text_hash(t)))
             .collect()
     };
-    let tx = conn.transaction()?;
-    {
-        let now = memkit_core::store::now();
-        let mut st = tx.prepare(
-            "INSERT OR REPLACE INTO embeddings (owner_kind, owner_id, model, dim, vector, content_hash, created_at)
-             VALUES ('observation', ?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for (id, blob, h) in &vecs {
-            st.execute(params![id, HASH_MODEL, dim as i64, blob, h, now])?;
-        }
-    }
-    tx.commit()?;
+    store::write_tx(conn, |tx| {
+        embeddings::put_observations(tx, HASH_MODEL, dim, &vecs)
+    })?;
     Ok(vecs.len())
 }
 
 /// Caches the hashed vector of a text in `embedding_cache`, keyed as search looks it up:
 /// queries go through `embed::query_text`, tags are cached as they are.
 pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {
-    let now = memkit_core::store::now();
-    conn.execute(
-        "INSERT OR REPLACE INTO embedding_cache (model, dim, text_hash, vector, created_at, last_used_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        params![
-            HASH_MODEL,
-            dim as i64,
-            crate::search::text_hash(text),
-            encode(&hash_embed(text, dim)),
-            now
-        ],
-    )?;
-    Ok(())
+    embeddings::cache_put(
+        conn,
+        HASH_MODEL,
+        dim,
+        &memkit_search::search::text_hash(text),
+        &hash_embed(text, dim),
+    )
 }
 
 /// Caches the vector of a search query.
 pub fn cache_query(conn: &Connection, query: &str, dim: usize) -> Result<()> {
     // The hashed model has no manifest, hence no query prefix.
-    let text = crate::embed::query_text(None, Some(crate::embed::SEARCH_QUERY_KIND), query);
+    let text = memkit_search::embed::query_text(
+        None,
+        Some(memkit_search::embed::SEARCH_QUERY_KIND),
+        query,
+    );
     cache_text(conn, &text, dim)
 }
 
