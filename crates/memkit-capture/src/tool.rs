@@ -1,7 +1,6 @@
 //! mem-capture: hook events, past transcripts and manual notes into the queue.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{IsTerminal, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use crate as capture;
 use crate::spool::Spool;
 use crate::transcript::{self, Parsed};
 use crate::{Origin, Policy, Stored};
-use memkit_core::cli::{self, Common, Io, Outcome};
+use memkit_core::cli::{self, Common, Input, Io, Outcome};
 use memkit_core::config::{self, Config};
 use memkit_core::hook::HookPayload;
 use memkit_core::project::{self, Project};
@@ -124,9 +123,9 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
 }
 
-/// The project an event belongs to: CLAUDE_PROJECT_DIR when set, else the payload's cwd.
+/// The project an event belongs to (see `project::dir`) and its directory.
 fn project_for(cwd: Option<&str>) -> Option<(Project, String)> {
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| cwd.map(str::to_string))?;
+    let dir = project::dir(cwd)?;
     Some((project::identify(&dir), dir))
 }
 
@@ -143,11 +142,7 @@ pub const HOOK_WAIT: Duration = Duration::from_millis(500);
 
 fn hook_inner(home: &Path) -> Result<()> {
     let deadline = Instant::now() + HOOK_WAIT;
-    let mut bytes = Vec::new();
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        stdin.lock().read_to_end(&mut bytes)?;
-    }
+    let parsed = memkit_core::hook::read_stdin();
     let cfg = Config::load(home).unwrap_or_else(|e| {
         cli::log_line(home, "mem-capture", "warn", &format!("config ignored: {e}"));
         Config::env_only(home)
@@ -160,17 +155,10 @@ fn hook_inner(home: &Path) -> Result<()> {
     for msg in bad {
         cli::log_line(home, "mem-capture", "warn", &msg);
     }
-    let text = capture::utf8_lossy(&bytes);
-    let parsed = if text.trim().is_empty() {
-        Err("empty payload on stdin".to_string())
-    } else {
-        memkit_core::hook::parse_json(&text)
-            .map_err(|e| format!("<stdin>:{}: invalid JSON payload: {e}", e.line()))
-    };
     let mut value = match parsed {
-        Ok(v) if v.is_object() => v,
-        Ok(_) => return log_bad(home, &cfg, "<stdin>: payload is not a JSON object"),
-        Err(msg) => return log_bad(home, &cfg, &msg),
+        Ok(v) => v,
+        Err(e @ Error::Input { .. }) => return log_bad(home, &cfg, &e.to_string()),
+        Err(e) => return Err(e),
     };
     capture::sanitize(&mut value);
     let payload = HookPayload::from_value(value.clone()).expect("object");
@@ -351,32 +339,11 @@ fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
 /// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
-    let (name, text) = read_input(path)?;
+    let mut input = Input::open(path)?;
     let mut conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut bad = 0u64;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value = memkit_core::hook::parse_json(line)
-            .map_err(|e| format!("invalid JSON: {e}"))
-            .and_then(|v| {
-                if v.is_object() {
-                    Ok(v)
-                } else {
-                    Err("not a JSON object".into())
-                }
-            });
-        let mut value = match value {
-            Ok(v) => v,
-            Err(msg) => {
-                io.warn(Error::input(&name, Some(i + 1), msg));
-                bad += 1;
-                continue;
-            }
-        };
+    while let Some((_, mut value)) = input.next(io)? {
         capture::sanitize(&mut value);
         let payload = HookPayload::from_value(value).expect("object");
         let project = project_for(payload.cwd.as_deref());
@@ -402,31 +369,10 @@ fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<O
         add_stored(&mut counts, &s);
     }
     tx.commit()?;
-    counts.insert("bad_lines".into(), bad);
+    counts.insert("bad_lines".into(), input.bad_lines());
     finish(io, counts, start)?;
-    if bad > 0 {
-        return Err(Error::input(
-            name,
-            None,
-            format!("{bad} bad line(s) skipped; the others were stored"),
-        ));
-    }
+    input.finish()?;
     Ok(Outcome::Ok)
-}
-
-fn read_input(path: &Path) -> Result<(String, String)> {
-    if path == Path::new("-") {
-        let mut b = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut b)?;
-        Ok(("<stdin>".into(), String::from_utf8_lossy(&b).into_owned()))
-    } else {
-        let b =
-            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        Ok((
-            path.display().to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        ))
-    }
 }
 
 fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {

@@ -1,7 +1,6 @@
 //! mem-compress: queued captures into typed observations and session summaries.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -9,13 +8,13 @@ use clap::{CommandFactory, Parser};
 use rusqlite::{Connection, TransactionBehavior};
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::Result;
+use crate::cli::{self, Common, Input, Io, Outcome};
 use crate::compress::{self, Compressor, Item, Options, dedup, summary};
 use crate::config::{self, Config};
 use crate::llm::{Backend, Kind};
 use crate::record::{Capture, Observation};
 use crate::store::{self, queue};
-use crate::{Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-compress",
@@ -294,35 +293,23 @@ fn drop_raw(cfg: &Config, conn: &Connection, days: u32) -> Result<usize> {
     Ok(n)
 }
 
-fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) -> Result<Outcome> {
+fn filter(
+    io: &mut Io,
+    cfg: &Config,
+    b: Backend,
+    opts: Options,
+    path: &std::path::Path,
+) -> Result<Outcome> {
     let start = Instant::now();
-    let name = if path.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        path.display().to_string()
-    };
-    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::io::BufReader::new(
-            std::fs::File::open(path).map_err(|e| Error::input(&name, None, e))?,
-        ))
-    };
+    let mut input = Input::open(path)?;
     let mut items = Vec::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| Error::input(&name, Some(i + 1), e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value =
-            serde_json::from_str(&line).map_err(|e| Error::input(&name, Some(i + 1), e))?;
+    while let Some((no, v)) = input.next(io)? {
         match v.get("type").and_then(Value::as_str) {
-            Some("capture") => {
-                let c: Capture =
-                    serde_json::from_value(v).map_err(|e| Error::input(&name, Some(i + 1), e))?;
-                items.push(Item::from_capture(c));
-            }
+            Some("capture") => match serde_json::from_value::<Capture>(v) {
+                Ok(c) => items.push(Item::from_capture(c)),
+                Err(e) => input.bad(io, no, format!("invalid capture record: {e}")),
+            },
             _ => {
                 // Not ours: passed through untouched (a summary of the previous tool too).
                 if v.get("type").and_then(Value::as_str) != Some("summary") {
@@ -373,5 +360,6 @@ fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) 
     stats_into(&mut counts, &comp);
     drop(comp);
     finish(io, &recs, counts, start)?;
+    input.finish()?;
     Ok(Outcome::Ok)
 }

@@ -1,6 +1,5 @@
 //! mem-context: the context block for SessionStart, and relevant memories for each prompt.
 
-use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::time::Instant;
 
@@ -15,7 +14,7 @@ use crate::hook::HookPayload;
 use crate::record::{Context, ContextItem};
 use crate::search::{Filters, Searcher};
 use crate::tokens::estimate;
-use crate::{Error, Result, project, store};
+use crate::{Result, project, store};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-context",
@@ -398,23 +397,9 @@ fn run_hook(io: &mut Io, args: &Args) -> Outcome {
 }
 
 fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
-    let mut bytes = Vec::new();
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        stdin.lock().read_to_end(&mut bytes)?;
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let value: Value = crate::hook::parse_json(&text).map_err(|e| {
-        Error::input(
-            "<stdin>",
-            Some(e.line()),
-            format!("invalid JSON payload: {e}"),
-        )
-    })?;
-    let payload = HookPayload::from_value(value)
-        .ok_or_else(|| Error::input("<stdin>", None, "payload is not a JSON object"))?;
+    let payload = HookPayload::from_value(crate::hook::read_stdin()?).expect("an object");
     let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or(payload.cwd.clone());
+    let dir = project::dir(payload.cwd.as_deref());
     let pr = dir.as_deref().map(project::identify);
     let (policy, bad) = crate::capture::Policy::for_hook(&cfg);
     for msg in bad {

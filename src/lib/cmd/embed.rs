@@ -2,14 +2,13 @@
 //! records on a pipe (filter mode).
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{self, Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::embed::{self, Embedder};
 use crate::record::Summary;
@@ -164,48 +163,25 @@ fn filter(
     dim: Option<usize>,
     query: Option<&str>,
 ) -> Result<Outcome> {
-    let (source, reader): (String, Box<dyn BufRead>) = if path.as_os_str() == "-" {
-        ("<stdin>".into(), Box::new(std::io::stdin().lock()))
-    } else {
-        let f = std::fs::File::open(path)
-            .map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        (
-            path.display().to_string(),
-            Box::new(std::io::BufReader::new(f)),
-        )
-    };
-    // Read and check everything first: bad input fails before a model is loaded.
+    let mut input = Input::open(path)?;
+    // Read everything first, so the model is loaded once, for the texts it will embed (and not
+    // at all when there are none); bad lines are reported before that wait.
     let mut recs: Vec<(Value, Option<String>)> = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| Error::input(&source, Some(i + 1), e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| Error::input(&source, Some(i + 1), format!("invalid JSON: {e}")))?;
-        if !v.is_object() {
-            return Err(Error::input(&source, Some(i + 1), "not a JSON object"));
-        }
+    while let Some((no, v)) = input.next(io)? {
         let text = record_text(&v);
         match &text {
-            Some(t) if t.trim().is_empty() => {
-                return Err(Error::input(&source, Some(i + 1), "empty text"));
-            }
+            Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
             None if v.get("type").is_none() => {
-                return Err(Error::input(
-                    &source,
-                    Some(i + 1),
-                    "no \"text\" field (and not an observation record)",
-                ));
+                input.bad(io, no, "no \"text\" field (and not an observation record)")
             }
-            _ => {}
+            _ => recs.push((v, text)),
         }
-        recs.push((v, text));
     }
     if recs.iter().all(|(_, t)| t.is_none()) {
         for (v, _) in &recs {
             io.record(v)?;
         }
+        input.finish()?;
         return Ok(Outcome::Ok);
     }
     let dir = model_dir(io)?;
@@ -237,6 +213,7 @@ fn filter(
         }
         io.record(&v)?;
     }
+    input.finish()?;
     Ok(Outcome::Ok)
 }
 

@@ -263,9 +263,9 @@ fn settings_path(args: &Args) -> Result<PathBuf> {
         return Ok(p.clone());
     }
     if args.project || args.local {
-        let root = crate::config::env_nonempty("CLAUDE_PROJECT_DIR")
+        let root = crate::project::current_dir()
             .map(PathBuf::from)
-            .unwrap_or(std::env::current_dir()?);
+            .ok_or_else(|| Error::other("the current directory cannot be read"))?;
         let name = if args.local {
             "settings.local.json"
         } else {

@@ -1,6 +1,5 @@
 //! mem-search: hybrid search over observations and session summaries.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, ValueEnum};
@@ -8,7 +7,7 @@ use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{self, Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::project;
 use crate::record::Hit;
@@ -192,12 +191,7 @@ impl ListArg {
 
 /// The project of the current directory, as capture resolves it.
 fn current_project() -> Option<String> {
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| {
-        std::env::current_dir()
-            .ok()
-            .map(|d| d.display().to_string())
-    })?;
-    Some(project::identify(&dir).root)
+    Some(project::identify(&project::current_dir()?).root)
 }
 
 /// Files changed in the git working tree of the current directory (none outside git).
@@ -411,37 +405,15 @@ fn warn_mode(io: &Io, s: &Searcher, hits: &[Hit]) {
 }
 
 fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> Result<Outcome> {
-    let (name, text) = if path == Path::new("-") {
-        let mut b = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut b)?;
-        (
-            "<stdin>".to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        )
-    } else {
-        let b =
-            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        (
-            path.display().to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        )
-    };
-    let mut bad = 0usize;
+    let mut input = Input::open(path)?;
+    let name = input.name().to_string();
     let mut any = false;
     let mut warned = false;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let q: BatchLine = match serde_json::from_str(line) {
+    while let Some((no, v)) = input.next(io)? {
+        let q: BatchLine = match serde_json::from_value(v) {
             Ok(q) => q,
             Err(e) => {
-                io.warn(Error::input(
-                    &name,
-                    Some(i + 1),
-                    format!("invalid query line: {e}"),
-                ));
-                bad += 1;
+                input.bad(io, no, format!("invalid query line: {e}"));
                 continue;
             }
         };
@@ -451,12 +423,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             Some("full") => false,
             None => args.mode == Mode::Probe,
             Some(m) => {
-                io.warn(Error::input(
-                    &name,
-                    Some(i + 1),
-                    format!("unknown mode {m:?}"),
-                ));
-                bad += 1;
+                input.bad(io, no, format!("unknown mode {m:?}"));
                 continue;
             }
         };
@@ -465,12 +432,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             Some(e) => match Engine::from_str(e, true) {
                 Ok(e) => e,
                 Err(_) => {
-                    io.warn(Error::input(
-                        &name,
-                        Some(i + 1),
-                        format!("unknown engine {e:?}"),
-                    ));
-                    bad += 1;
+                    input.bad(io, no, format!("unknown engine {e:?}"));
                     continue;
                 }
             },
@@ -495,7 +457,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             q.session.or(args.session.clone()),
             q.files.map(ListArg::into_vec).or(args.files.clone()),
             q.limit
-                .map(|l| capped_limit(io, &format!("{name}:{}: limit", i + 1), l))
+                .map(|l| capped_limit(io, &format!("{name}:{no}: limit"), l))
                 .unwrap_or(args.limit.min(search::MAX_LIMIT)),
             q.min_score.or(args.min_score),
             probe,
@@ -505,8 +467,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
         let hits = match req.and_then(|r| s.search(&r)) {
             Ok(h) => h,
             Err(e @ (Error::Usage(_) | Error::Input { .. })) => {
-                io.warn(Error::input(&name, Some(i + 1), e));
-                bad += 1;
+                input.bad(io, no, e);
                 continue;
             }
             Err(e) => return Err(e),
@@ -521,15 +482,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             io.record(&h)?;
         }
     }
-    if bad > 0 {
-        // The hits already written stay whole: flush before the error ends the process.
-        io.flush()?;
-        return Err(Error::input(
-            name,
-            None,
-            format!("{bad} bad query line(s) skipped; the others were run"),
-        ));
-    }
+    input.finish()?;
     Ok(if any {
         Outcome::Ok
     } else {

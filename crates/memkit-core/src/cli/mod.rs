@@ -10,6 +10,9 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
+mod input;
+pub use input::Input;
+
 /// How a tool ended when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
