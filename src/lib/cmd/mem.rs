@@ -188,7 +188,7 @@ fn tool_dirs(home: &Path) -> Vec<PathBuf> {
 }
 
 fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
-    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+    if config::disabled() {
         return Ok(Outcome::Ok);
     }
     let home = config::data_home();

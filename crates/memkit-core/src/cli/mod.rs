@@ -268,7 +268,7 @@ pub fn parse_args<A: clap::Parser>() -> A {
 /// whatever goes wrong (an error or a panic) is logged to `$MEM_HOME/logs/<prog>.log` and
 /// becomes `None`, never a failure Claude Code would see.
 pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) -> Option<T> {
-    if crate::config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+    if crate::config::disabled() {
         return None;
     }
     let home = crate::config::data_home();
