@@ -155,6 +155,34 @@ fn every_jsonl_reader_treats_a_bad_line_alike() {
 }
 
 #[test]
+fn format_json_is_one_array_of_the_records() {
+    let env = Env::new();
+    let out = env.ok(
+        "mem-capture",
+        &["--note", "one array", "--format", "json"],
+        b"",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let recs = v.as_array().expect("an array");
+    assert_eq!(recs[0]["event"], "Note", "{v}");
+    // jsonl stays one object per line.
+    let out = env.ok(
+        "mem-capture",
+        &["--note", "lines", "--format", "jsonl"],
+        b"",
+    );
+    assert_eq!(jsonl(&out).len(), recs.len());
+    // Nothing found is still one document.
+    let out = env.run(
+        "mem-search",
+        &["--format", "json", "--all-projects", "zebra"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
+}
+
+#[test]
 fn a_closed_pipe_is_a_silent_success() {
     let env = Env::new();
     let dir = crate::fixtures().join("transcripts");

@@ -365,6 +365,11 @@ pub fn api_key(var: &str) -> Option<String> {
     env_nonempty(var)
 }
 
+/// CLAUDE_PROJECT_DIR, which Claude Code sets for hooks (environment only: it is Claude's).
+pub fn claude_project_dir() -> Option<String> {
+    env_nonempty("CLAUDE_PROJECT_DIR")
+}
+
 /// ORT_DYLIB_PATH, ONNX Runtime's own variable (environment only: ort reads it too).
 pub fn ort_dylib_path() -> Option<String> {
     env_nonempty("ORT_DYLIB_PATH")

@@ -19,7 +19,7 @@ pub struct Project {
 /// Code sets it for hooks and what they run: the project root, even when the session has `cd`ed
 /// elsewhere), else `cwd` (a payload's).
 pub fn dir(cwd: Option<&str>) -> Option<String> {
-    crate::config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| cwd.map(str::to_string))
+    crate::config::claude_project_dir().or_else(|| cwd.map(str::to_string))
 }
 
 /// [`dir`] for a command run by hand: CLAUDE_PROJECT_DIR, else the process's current directory.

@@ -9,7 +9,7 @@ use crate::config::{self, Config};
 use crate::index::{self, Layout, Options};
 use crate::record::{IndexReport, Summary};
 use crate::store;
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-index",
@@ -69,7 +69,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         "index", "docs", "added", "updated", "removed", "rebuilt", "reason",
     ];
     if args.check {
-        let checks = index::check(&conn, &layout)?;
+        let checks = index::check(&conn, &layout)
+            .map_err_context(|| format!("checking the indexes in {}", layout.dir.display()))?;
         let mut differs = false;
         let recs: Vec<IndexReport> = checks
             .iter()
@@ -130,7 +131,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         opts.threads = t.clamp(1, cores);
     }
-    let reports = index::update(&conn, &layout, &opts)?;
+    let reports = index::update(&conn, &layout, &opts)
+        .map_err_context(|| format!("updating the indexes in {}", layout.dir.display()))?;
     let recs: Vec<IndexReport> = reports
         .iter()
         .map(|r| IndexReport {

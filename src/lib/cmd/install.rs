@@ -6,7 +6,7 @@ use clap::{CommandFactory, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{self, Common, Io, Outcome};
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-install",
@@ -391,22 +391,28 @@ fn write_atomic(path: &Path, original: Option<&str>, text: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let target = resolve_links(path)?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
     let mode = std::fs::metadata(&target)
         .map(|m| m.permissions().mode())
         .unwrap_or(0o644);
     if let Some(o) = original {
         let mut bak = path.as_os_str().to_owned();
         bak.push(".memkit.bak");
-        std::fs::write(&bak, o)?;
+        std::fs::write(&bak, o)
+            .map_err_context(|| format!("cannot write the backup {}", Path::new(&bak).display()))?;
     }
     let mut tmp = target.as_os_str().to_owned();
     tmp.push(format!(".memkit-tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
-    std::fs::rename(&tmp, &target).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
+    let writing = || format!("cannot write {}", target.display());
+    std::fs::write(&tmp, text).map_err_context(writing)?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+        .map_err_context(writing)?;
+    std::fs::rename(&tmp, &target)
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .map_err_context(writing)?;
     Ok(())
 }

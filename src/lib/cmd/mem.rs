@@ -8,7 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::cli::{self, Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::pipeline::{self, Ran};
-use crate::{Error, Result, store};
+use crate::{Context, Error, Result, store};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem",
@@ -268,12 +268,15 @@ fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
 
 pub fn write_man_pages(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
     for t in super::ALL {
         let path = dir.join(format!("{}.1", t.name));
-        std::fs::write(&path, super::man::render(t))?;
+        let writing = || format!("cannot write {}", path.display());
+        std::fs::write(&path, super::man::render(t)).map_err_context(writing)?;
         // Documentation is for everyone, whatever the private umask of memkit's tools.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+            .map_err_context(writing)?;
     }
     Ok(())
 }

@@ -466,7 +466,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
         );
         let hits = match req.and_then(|r| s.search(&r)) {
             Ok(h) => h,
-            Err(e @ (Error::Usage(_) | Error::Input { .. })) => {
+            Err(e) if matches!(e.root(), Error::Usage(_) | Error::Input { .. }) => {
                 input.bad(io, no, e);
                 continue;
             }

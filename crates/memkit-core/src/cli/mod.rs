@@ -26,7 +26,8 @@ pub enum Outcome {
 pub enum Format {
     /// One JSON object per line (the default when stdout is not a terminal).
     Jsonl,
-    /// JSON records (the same as jsonl: one object per line).
+    /// One JSON array of all the records, for readers that take a whole document (streamed:
+    /// `[` before the first record, `]` after the last; `[]` when there is none).
     Json,
     /// An aligned table (the default on a terminal).
     Table,
@@ -39,7 +40,7 @@ pub enum Format {
 /// Flags every tool takes.
 #[derive(Debug, Clone, Args, Default)]
 pub struct Common {
-    /// Output format (default: table on a terminal, jsonl otherwise).
+    /// Output format (default: table on a terminal, jsonl otherwise; json is one JSON array of the records).
     #[arg(long, value_enum, global = true)]
     pub format: Option<Format>,
     /// Silence warnings and progress.
@@ -60,6 +61,8 @@ pub struct Io {
     pub quiet: bool,
     pub verbose: u8,
     format: Option<Format>,
+    /// Records written so far, for `--format json`'s array.
+    written: usize,
 }
 
 impl Io {
@@ -72,6 +75,7 @@ impl Io {
             quiet: common.quiet,
             verbose: common.verbose,
             format: common.format,
+            written: 0,
         }
     }
 
@@ -102,10 +106,18 @@ impl Io {
         }
     }
 
-    /// Writes one record as a JSON line.
+    /// Writes one record: a JSON line, or with `--format json` the next element of the array
+    /// [`Io::finish`] closes.
     pub fn record<T: Serialize>(&mut self, rec: &T) -> Result<()> {
-        serde_json::to_writer(&mut self.out, rec)?;
-        self.out.write_all(b"\n")?;
+        if self.format == Some(Format::Json) {
+            self.out
+                .write_all(if self.written == 0 { b"[" } else { b",\n" })?;
+            serde_json::to_writer(&mut self.out, rec)?;
+        } else {
+            serde_json::to_writer(&mut self.out, rec)?;
+            self.out.write_all(b"\n")?;
+        }
+        self.written += 1;
         Ok(())
     }
 
@@ -165,6 +177,16 @@ impl Io {
     pub fn flush(&mut self) -> Result<()> {
         self.out.flush()?;
         Ok(())
+    }
+
+    /// Ends the output: closes `--format json`'s array (also after an error, so what was
+    /// written stays one valid document), then flushes.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.format == Some(Format::Json) {
+            self.out
+                .write_all(if self.written == 0 { b"[]\n" } else { b"]\n" })?;
+        }
+        self.flush()
     }
 }
 
@@ -251,7 +273,7 @@ pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outco
     let mut io = Io::std(prog, args.common());
     // Flush even when the tool failed: records written before the error must reach the pipe.
     let result = run(args, &mut io);
-    let flushed = io.flush();
+    let flushed = io.finish();
     exit_with(prog, result.and_then(|o| flushed.map(|_| o)))
 }
 
