@@ -566,9 +566,3 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
     }
     Ok(Outcome::Ok)
 }
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
-}

@@ -9,7 +9,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde_json::Value;
 
 use crate::Result;
-use crate::cli::{self, Common, Input, Io, Outcome};
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::compress::{self, Compressor, Item, Options, dedup, summary};
 use crate::config::{self, Config};
 use crate::llm::{Backend, Kind};
@@ -69,12 +69,6 @@ pub struct Args {
     pub sessions_per_round: usize,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 const COLUMNS: &[&str] = &["id", "kind", "title", "files_modified"];

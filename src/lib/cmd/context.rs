@@ -66,12 +66,6 @@ pub struct Args {
     pub common: Common,
 }
 
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
-}
-
 /// The most a prompt's memories may cost.
 pub const PROMPT_BUDGET: usize = 500;
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
-use crate::cli::{self, Common, Input, Io, Outcome};
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::embed::{self, Embedder};
 use crate::record::Summary;
@@ -52,12 +52,6 @@ pub struct Args {
     pub install: Option<String>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {

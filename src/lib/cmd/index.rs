@@ -176,9 +176,3 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     Ok(Outcome::Ok)
 }
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
-}

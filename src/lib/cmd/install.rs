@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser};
 use serde_json::{Map, Value, json};
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{Common, Io, Outcome};
 use crate::{Context, Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
@@ -49,12 +49,6 @@ pub struct Args {
     pub bin_dir: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 /// The programs whose handlers are memkit's (`mem` only as `mem pipeline`; mem-pipeline is

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::pipeline::{self, Ran};
 use crate::{Context, Error, Result, store};
@@ -76,12 +76,6 @@ pub struct PipelineArgs {
     /// The detached run itself (started by --detach): logs only to the pipeline log.
     #[arg(long, hide = true, conflicts_with = "detach")]
     pub detached: bool,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 /// Where a tool's binary is: beside this executable, else on PATH.

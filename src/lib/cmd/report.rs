@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::{CommandFactory, Parser};
 
-use crate::cli::{self, Common, Format, Io, Outcome};
+use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::record::Observation;
 use crate::store::{self, observations};
@@ -33,12 +33,6 @@ pub struct Args {
     pub obs: Vec<String>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {

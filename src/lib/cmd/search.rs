@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cli::{self, Common, Input, Io, Outcome};
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::project;
 use crate::record::Hit;
@@ -488,10 +488,4 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
     } else {
         Outcome::NothingFound
     })
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }

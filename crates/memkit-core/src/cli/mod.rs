@@ -180,11 +180,15 @@ impl Io {
     }
 
     /// Ends the output: closes `--format json`'s array (also after an error, so what was
-    /// written stays one valid document), then flushes.
-    pub fn finish(&mut self) -> Result<()> {
+    /// written stays one valid document; a run that failed before writing a record writes
+    /// nothing), then flushes.
+    pub fn finish(&mut self, ok: bool) -> Result<()> {
         if self.format == Some(Format::Json) {
-            self.out
-                .write_all(if self.written == 0 { b"[]\n" } else { b"]\n" })?;
+            match self.written {
+                0 if ok => self.out.write_all(b"[]\n")?,
+                0 => {}
+                _ => self.out.write_all(b"]\n")?,
+            }
         }
         self.flush()
     }
@@ -256,30 +260,32 @@ pub struct Tool {
     pub examples: &'static [(&'static str, &'static str)],
 }
 
-/// A tool's parsed arguments, which always include the common flags.
-pub trait ToolArgs: clap::Parser {
-    fn common(&self) -> &Common;
-}
-
-/// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status.
-pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
+/// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status. `A`
+/// flattens [`Common`] (`#[command(flatten)] common: Common`), read here from the same matches.
+pub fn main<A: clap::Parser>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
     // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
     // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
     // SAFETY: umask only sets the process's file mode mask; it cannot fail.
     unsafe {
         libc::umask(0o077);
     }
-    let args: A = parse_args();
-    let mut io = Io::std(prog, args.common());
+    let (args, common): (A, Common) = parse_args();
+    let mut io = Io::std(prog, &common);
     // Flush even when the tool failed: records written before the error must reach the pipe.
     let result = run(args, &mut io);
-    let flushed = io.finish();
+    let flushed = io.finish(result.is_ok());
     exit_with(prog, result.and_then(|o| flushed.map(|_| o)))
 }
 
-/// Parses argv with clap, mapping its errors to exit 2 (help and version to 0).
-pub fn parse_args<A: clap::Parser>() -> A {
-    A::try_parse().unwrap_or_else(|e| {
+/// Parses argv with clap, into the tool's arguments and the common flags they flatten, mapping
+/// clap's errors to exit 2 (help and version to 0).
+fn parse_args<A: clap::Parser>() -> (A, Common) {
+    use clap::FromArgMatches;
+    let parsed = A::command()
+        .try_get_matches()
+        .and_then(|m| Ok((A::from_arg_matches(&m)?, Common::from_arg_matches(&m)?)));
+    parsed.unwrap_or_else(|e| {
+        let e = e.format(&mut A::command());
         let code = if e.use_stderr() { 2 } else { 0 };
         let _ = e.print();
         std::process::exit(code)
