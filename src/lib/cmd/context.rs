@@ -19,7 +19,7 @@ use crate::{Result, project, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-context",
     command: || Args::command(),
-    details: "SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000; 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400 tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first, then by the relevance score's query-free parts (recency, type, overlap with the files changed in the git working tree, same project), one index line each (#id type title · when). Observations of other projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current session's own observations come first. A layer that fails or has no data is skipped and the others stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report --obs ID).\n\n--prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]). Clearly relevant means the memory contains at least two informative words of the prompt (words that at most 15% of the memories contain; one word when it is the prompt's only informative word and rare) and at least half of the IDF weight of the prompt words that any memory contains (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the prompt's vector is already cached: no model is loaded in a hook.\n\n--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source, prompt) and prints the hook's JSON ({\"hookSpecificOutput\":{\"hookEventName\":…,\"additionalContext\":…}}) or nothing. It never fails Claude Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0, and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.",
+    details: DETAILS,
     examples: &[
         (
             "mem-context",
@@ -39,6 +39,36 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000;
+200 of them held in reserve) built from layers in priority order, each with a cap scaled to the
+budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400
+tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active
+learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first,
+then by the relevance score's query-free parts (recency, type, overlap with the files changed in the
+git working tree, same project), one index line each (#id type title · when). Observations of other
+projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the
+branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current
+session's own observations come first. A layer that fails or has no data is skipped and the others
+stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report
+--obs ID).
+
+--prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or
+nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]).
+Clearly relevant means the memory contains at least two informative words of the prompt (words that
+at most 15% of the memories contain; one word when it is the prompt's only informative word and
+rare) and at least half of the IDF weight of the prompt words that any memory contains
+(MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the
+prompt's vector is already cached: no model is loaded in a hook.
+
+--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source,
+prompt) and prints the hook's JSON
+({"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}) or nothing. It never fails Claude
+Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0,
+and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome
+line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.
+"#;
 
 /// Print the context a Claude Code session starts with, or the memories relevant to a prompt.
 #[derive(Debug, Parser)]

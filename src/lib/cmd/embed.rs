@@ -17,7 +17,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: DETAILS,
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -30,6 +30,28 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary
+whose vector for the configured model and dimension is missing or was made from another text, into
+the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded,
+cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for
+MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by
+(model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice
+and a re-run loads no model.
+
+With FILE (- for stdin), reads JSONL records with a "text" field, or observation records
+("type":"observation"), and writes each back with a "vector" field; other typed records pass through
+unchanged.
+
+Models are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by
+name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name
+(qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use,
+with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again
+for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX
+Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system
+library directories; scripts/fetch-models fetches both.
+"#;
 
 /// Compute embeddings with a local ONNX model.
 #[derive(Debug, Parser)]

@@ -11,7 +11,7 @@ use crate::{Context, Error, Result};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-install",
     command: || Args::command(),
-    details: "The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it; a symlinked settings file is written through the link, which stays) with the previous version kept as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is; --dry-run then prints memkit's hooks alone, to merge by hand. An event memkit registers whose value is not a list of matcher groups (\"Stop\": \"x\") is an error naming it, and the file is left as it is. memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context, mem pipeline, and mem-pipeline of earlier versions); they are added as their own matcher groups so that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is installed. Running it twice changes nothing the second time.",
+    details: DETAILS,
     examples: &[
         ("mem-install", "Add the hooks to ~/.claude/settings.json."),
         (
@@ -24,6 +24,20 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it;
+a symlinked settings file is written through the link, which stays) with the previous version kept
+as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is;
+--dry-run then prints memkit's hooks alone, to merge by hand. An event memkit registers whose value
+is not a list of matcher groups ("Stop": "x") is an error naming it, and the file is left as it is.
+memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context,
+mem pipeline, and mem-pipeline of earlier versions); they are added as their own matcher groups so
+that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get
+one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's
+handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is
+installed. Running it twice changes nothing the second time.
+"#;
 
 /// Register (or remove) memkit's hooks in Claude Code's settings.json.
 #[derive(Debug, Parser)]

@@ -56,8 +56,11 @@ pub fn render(tool: &Tool) -> String {
     let mut out = String::from_utf8(buf).expect("roff is utf-8");
     if !tool.details.is_empty() {
         out.push_str(".SH DETAILS\n");
-        for para in tool.details.split("\n\n") {
-            out.push_str(&format!(".PP\n{}\n", esc(para.trim())));
+        // Paragraphs are wrapped in the source (raw strings that review well); roff fills
+        // lines itself, so each becomes one line again.
+        for para in tool.details.trim().split("\n\n") {
+            let text: Vec<&str> = para.lines().map(str::trim).collect();
+            out.push_str(&format!(".PP\n{}\n", esc(&text.join(" "))));
         }
     }
     section(&mut out, "EXIT STATUS", EXIT_STATUS);

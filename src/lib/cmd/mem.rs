@@ -13,7 +13,7 @@ use crate::{Context, Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem",
     command: || Args::command(),
-    details: "mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status is the tool's.\n\nmem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index, each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that name. MEM_DISABLE=1 makes it a no-op.\n\nmem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone can miss the latest captures: restore by copying FILE over mem.db while nothing runs.",
+    details: DETAILS,
     examples: &[
         ("mem help", "List the installed tools."),
         (
@@ -34,6 +34,25 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status
+is the tool's.
+
+mem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index,
+each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
+until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
+mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that
+finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the
+stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in
+its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop
+and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that
+name. MEM_DISABLE=1 makes it a no-op.
+
+mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
+yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
+can miss the latest captures: restore by copying FILE over mem.db while nothing runs.
+"#;
 
 /// memkit: a memory for Claude Code. `mem TOOL …` runs `mem-TOOL …`.
 #[derive(Debug, Parser)]

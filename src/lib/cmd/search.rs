@@ -43,15 +43,41 @@ pub const TOOL: super::Tool = super::Tool {
     ],
 };
 
-const DETAILS: &str = "Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score = relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency × w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score scaled by the best candidate's; similarity the cosine of the query's and the record's vectors; recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the files changed in the current git working tree) the record touched. Every weight is configurable (MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
+const DETAILS: &str = r#"
+Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector
+candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score =
+relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency ×
+w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is
+the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score
+scaled by the best candidate's; similarity the cosine of the query's and the record's vectors;
+recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6,
+feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
+files changed in the current git working tree) the record touched. Every weight is configurable
+(MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
 
-Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index, SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts or vector. The query vector is read from embedding_cache (sha256 of the query text as the model's manifest shapes it, e.g. with the Qwen3 instruction). A query not in the cache is embedded by the vector index's model when it is installed in the model cache (MEM_MODELS) or configured (MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
+Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index,
+SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts
+or vector. The query vector is read from embedding_cache (sha256 of the query text as the model's
+manifest shapes it, e.g. with the Qwen3 instruction). A query not in the cache is embedded by the
+vector index's model when it is installed in the model cache (MEM_MODELS) or configured
+(MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or
+MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
 
-Filters: --project (default: the project of the current directory, as capture resolves it: CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project than the current one carry other_project: true and their project); --type; --tags (a tag also matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75, MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of 2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact; anything else is a usage error); --session.
+Filters: --project (default: the project of the current directory, as capture resolves it:
+CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project
+than the current one carry other_project: true and their project); --type; --tags (a tag also
+matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75,
+MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of
+2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact;
+anything else is a usage error); --session.
 
-Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words. An empty query is a usage error (exit 2). No hit exits 1.
+Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words.
+An empty query is a usage error (exit 2). No hit exits 1.
 
---batch FILE (- for stdin) reads JSON lines {\"id\": …, \"query\": …} with optional filters named like the flags (project, projects, all_projects, type, tags, after, before, session, files, limit, min_score, mode, explain) and writes every query's hits tagged with query_id.";
+--batch FILE (- for stdin) reads JSON lines {"id": …, "query": …} with optional filters named like
+the flags (project, projects, all_projects, type, tags, after, before, session, files, limit,
+min_score, mode, explain) and writes every query's hits tagged with query_id.
+"#;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Mode {
