@@ -294,6 +294,36 @@ fn invalid_jsonl_and_empty_text_are_input_errors_naming_the_line() {
     assert_bad_line(&out, "in.jsonl:1:", 0);
 }
 
+/// Filter mode streams: records are embedded a chunk at a time, and come out in input order,
+/// typed records passed through in their place, whatever chunk a bad line falls in.
+#[test]
+fn a_long_filter_input_is_embedded_in_order_chunk_by_chunk() {
+    let env = env();
+    let mut input = String::new();
+    for i in 0..600 {
+        match i {
+            300 => input.push_str("not json\n"),
+            i if i % 100 == 7 => input.push_str(&format!("{{\"type\":\"marker\",\"id\":{i}}}\n")),
+            i => input.push_str(&format!("{{\"id\":{i},\"text\":\"note number {i}\"}}\n")),
+        }
+    }
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:301: invalid JSON"));
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 599);
+    let ids: Vec<u64> = recs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    let want: Vec<u64> = (0..600).filter(|&i| i != 300).collect();
+    assert_eq!(ids, want);
+    for r in &recs {
+        assert_eq!(r["type"] == "marker", r.get("vector").is_none(), "{r}");
+    }
+}
+
 #[test]
 fn missing_runtime_missing_model_and_corrupt_model_are_clear_errors() {
     let models = models();

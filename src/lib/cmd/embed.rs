@@ -172,6 +172,10 @@ fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<
     r
 }
 
+/// Records embedded per model call in filter mode: enough to batch well, few enough that a
+/// long input is never held whole.
+const FILTER_CHUNK: usize = 256;
+
 fn filter(
     io: &mut Io,
     path: &std::path::Path,
@@ -180,57 +184,86 @@ fn filter(
     query: Option<&str>,
 ) -> Result<Outcome> {
     let mut input = Input::open(path)?;
-    // Read everything first, so the model is loaded once, for the texts it will embed (and not
-    // at all when there are none); bad lines are reported before that wait.
-    let mut recs: Vec<(Value, Option<String>)> = Vec::new();
-    while let Some((no, v)) = input.next(io)? {
-        let text = record_text(&v);
-        match &text {
-            Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
-            None if v.get("type").is_none() => {
-                input.bad(io, no, "no \"text\" field (and not an observation record)")
+    let mut model_dir = Some(model_dir);
+    // Loaded for the first chunk with a text (never when no record has one).
+    let mut model: Option<(Embedder, String)> = None;
+    let mut chunk: Vec<(Value, Option<String>)> = Vec::new();
+    let (mut embedded, mut embedding) = (0usize, std::time::Duration::ZERO);
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((no, v)) = next {
+            let text = record_text(&v);
+            match &text {
+                Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
+                None if v.get("type").is_none() => {
+                    input.bad(io, no, "no \"text\" field (and not an observation record)")
+                }
+                _ => chunk.push((v, text)),
             }
-            _ => recs.push((v, text)),
-        }
-    }
-    if recs.iter().all(|(_, t)| t.is_none()) {
-        for (v, _) in &recs {
-            io.record(v)?;
-        }
-        input.finish()?;
-        return Ok(Outcome::Ok);
-    }
-    let dir = model_dir(io)?;
-    let manifest = embed::Manifest::load(&dir)?;
-    let prefix = match query {
-        Some(k) => manifest.query_prefix(Some(k)).to_string(),
-        None => manifest.document_prefix.clone(),
-    };
-    let texts: Vec<String> = recs
-        .iter()
-        .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let mut e = Embedder::load_with(&dir, dim, embed::LoadOptions::for_texts(&refs))?;
-    io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
-    let started = Instant::now();
-    let mut vecs = e.embed(&refs)?.into_iter();
-    io.info(throughput(
-        refs.len(),
-        e.tokens_embedded(),
-        started.elapsed(),
-    ));
-    for (mut v, t) in recs {
-        if t.is_some() {
-            let vec = vecs.next().unwrap_or_default();
-            if let Some(o) = v.as_object_mut() {
-                o.insert("vector".into(), serde_json::to_value(vec)?);
+            if chunk.len() < FILTER_CHUNK {
+                continue;
             }
         }
-        io.record(&v)?;
+        if chunk.iter().any(|(_, t)| t.is_some()) {
+            if model.is_none() {
+                let dir = model_dir.take().expect("the model is loaded once")(io)?;
+                let manifest = embed::Manifest::load(&dir)?;
+                let prefix = match query {
+                    Some(k) => manifest.query_prefix(Some(k)).to_string(),
+                    None => manifest.document_prefix.clone(),
+                };
+                // A full chunk means more may follow: load for a batch.
+                let opts = if end {
+                    embed::LoadOptions::for_texts(
+                        &texts_of(&chunk, &prefix)
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>(),
+                    )
+                } else {
+                    embed::LoadOptions::batch()
+                };
+                let e = Embedder::load_with(&dir, dim, opts)?;
+                io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
+                model = Some((e, prefix));
+            }
+            let (e, prefix) = model.as_mut().expect("loaded above");
+            let texts = texts_of(&chunk, prefix);
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let started = Instant::now();
+            let mut vecs = e.embed(&refs)?.into_iter();
+            embedding += started.elapsed();
+            embedded += refs.len();
+            for (v, t) in &mut chunk {
+                if t.is_some()
+                    && let Some(o) = v.as_object_mut()
+                {
+                    let vec = vecs.next().unwrap_or_default();
+                    o.insert("vector".into(), serde_json::to_value(vec)?);
+                }
+            }
+        }
+        for (v, _) in chunk.drain(..) {
+            io.record(&v)?;
+        }
+        if end {
+            break;
+        }
+    }
+    if let Some((e, _)) = &model {
+        io.info(throughput(embedded, e.tokens_embedded(), embedding));
     }
     input.finish()?;
     Ok(Outcome::Ok)
+}
+
+/// The texts of a chunk's records that have one, with the model's prefix.
+fn texts_of(chunk: &[(Value, Option<String>)], prefix: &str) -> Vec<String> {
+    chunk
+        .iter()
+        .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
+        .collect()
 }
 
 /// The text of a filter record: its "text", or an observation's title, summary, detail, facts
