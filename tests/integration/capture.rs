@@ -604,3 +604,25 @@ fn the_hook_binary_links_no_search_side_and_no_cpp_runtime() {
         "the check sees them where they are: {search:?}"
     );
 }
+
+#[test]
+fn a_long_payload_stream_is_stored_batch_by_batch_past_a_bad_line() {
+    let env = Env::new();
+    let mut input = String::new();
+    for i in 0..1201 {
+        if i == 600 {
+            input.push_str("{\"session_id\": \n");
+        } else {
+            input.push_str(&format!(
+                "{{\"session_id\":\"s\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"prompt number {i}\"}}\n"
+            ));
+        }
+    }
+    let out = env.run("mem-capture", &["-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:601: invalid JSON"));
+    assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 1200);
+    let s = jsonl(&out).pop().unwrap();
+    assert_eq!(s["counts"]["bad_lines"], 1, "{s}");
+    assert_eq!(s["counts"]["events"], 1200, "{s}");
+}

@@ -379,43 +379,67 @@ fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
     )?)
 }
 
+/// Payloads stored per transaction by `mem-capture FILE`: the input streams, and the write lock
+/// is held only while a batch is written, never while waiting on a slow pipe (hooks would spool).
+const PAYLOAD_BATCH: usize = 500;
+
 /// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
     let mut input = Input::open(path)?;
     let mut conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    while let Some((_, mut value)) = input.next(io)? {
-        capture::sanitize(&mut value);
-        let payload = HookPayload::from_value(value).expect("object");
-        let project = project_for(payload.cwd.as_deref());
-        if let Some((pr, dir)) = &project
-            && policy.excluded(pr, Some(dir))
-        {
-            *counts.entry("excluded".into()).or_default() += 1;
-            continue;
+    let mut batch: Vec<HookPayload> = Vec::new();
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((_, mut value)) = next {
+            capture::sanitize(&mut value);
+            batch.push(HookPayload::from_value(value).expect("an object"));
+            if batch.len() < PAYLOAD_BATCH {
+                continue;
+            }
         }
-        let origin = Origin {
-            kind: "hook",
-            at: store::now(),
-            key: None,
-        };
-        let s = capture::store_event(
-            &tx,
-            policy,
-            &payload,
-            &origin,
-            project.as_ref().map(|p| &p.0),
-        )?;
-        *counts.entry("events".into()).or_default() += 1;
-        add_stored(&mut counts, &s);
+        if !batch.is_empty() {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for payload in batch.drain(..) {
+                store_payload(&tx, policy, &payload, &mut counts)?;
+            }
+            tx.commit()?;
+        }
+        if end {
+            break;
+        }
     }
-    tx.commit()?;
     counts.insert("bad_lines".into(), input.bad_lines());
     finish(io, counts, start)?;
     input.finish()?;
     Ok(Outcome::Ok)
+}
+
+/// Stores one payload of `mem-capture FILE` (unless its project is excluded), counting it.
+fn store_payload(
+    tx: &Connection,
+    policy: &Policy,
+    payload: &HookPayload,
+    counts: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    let project = project_for(payload.cwd.as_deref());
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        *counts.entry("excluded".into()).or_default() += 1;
+        return Ok(());
+    }
+    let origin = Origin {
+        kind: "hook",
+        at: store::now(),
+        key: None,
+    };
+    let s = capture::store_event(tx, policy, payload, &origin, project.as_ref().map(|p| &p.0))?;
+    *counts.entry("events".into()).or_default() += 1;
+    add_stored(counts, &s);
+    Ok(())
 }
 
 fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {

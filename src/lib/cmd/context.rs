@@ -127,7 +127,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let rec = build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
     match args.common.format {
-        Some(Format::Json | Format::Jsonl) => io.record(&rec)?,
+        Some(Format::Json | Format::Jsonl) => io.document(&rec)?,
         _ => {
             use std::io::Write;
             io.out.write_all(rec.text.as_bytes())?;

@@ -26,8 +26,9 @@ pub enum Outcome {
 pub enum Format {
     /// One JSON object per line (the default when stdout is not a terminal).
     Jsonl,
-    /// One JSON array of all the records, for readers that take a whole document (streamed:
-    /// `[` before the first record, `]` after the last; `[]` when there is none).
+    /// One JSON document: the array of all the records (streamed: `[` before the first, `]`
+    /// after the last; `[]` when there is none), or the record itself for a tool whose output is
+    /// one record (mem-context).
     Json,
     /// An aligned table (the default on a terminal).
     Table,
@@ -40,7 +41,7 @@ pub enum Format {
 /// Flags every tool takes.
 #[derive(Debug, Clone, Args, Default)]
 pub struct Common {
-    /// Output format (default: table on a terminal, jsonl otherwise; json is one JSON array of the records).
+    /// Output format (default: table on a terminal, jsonl otherwise; json: one JSON array of the records, or mem-context's one record).
     #[arg(long, value_enum, global = true)]
     pub format: Option<Format>,
     /// Silence warnings and progress.
@@ -63,6 +64,8 @@ pub struct Io {
     format: Option<Format>,
     /// Records written so far, for `--format json`'s array.
     written: usize,
+    /// `--format json`'s document was one record, written whole ([`Io::document`]).
+    document: bool,
 }
 
 impl Io {
@@ -76,6 +79,7 @@ impl Io {
             verbose: common.verbose,
             format: common.format,
             written: 0,
+            document: false,
         }
     }
 
@@ -179,11 +183,24 @@ impl Io {
         Ok(())
     }
 
+    /// Writes the one record a tool outputs (mem-context's block): as a JSON line, or with
+    /// `--format json` as the whole document, not an array of one.
+    pub fn document<T: Serialize>(&mut self, rec: &T) -> Result<()> {
+        if self.format == Some(Format::Json) && self.written == 0 {
+            serde_json::to_writer(&mut self.out, rec)?;
+            self.out.write_all(b"\n")?;
+            self.document = true;
+            Ok(())
+        } else {
+            self.record(rec)
+        }
+    }
+
     /// Ends the output: closes `--format json`'s array (also after an error, so what was
     /// written stays one valid document; a run that failed before writing a record writes
     /// nothing), then flushes.
     pub fn finish(&mut self, ok: bool) -> Result<()> {
-        if self.format == Some(Format::Json) {
+        if self.format == Some(Format::Json) && !self.document {
             match self.written {
                 0 if ok => self.out.write_all(b"[]\n")?,
                 0 => {}
