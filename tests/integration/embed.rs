@@ -1233,3 +1233,19 @@ fn stale_cache_entries_are_pruned_but_never_those_of_current_embeddings() {
     assert_eq!(c["pruned"], 1, "{c}");
     assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 4);
 }
+
+/// Settings the embedding side reads deep inside (the model cache switch) come from config
+/// like every other: config.toml sets them, and the variable still overrides the file.
+#[test]
+fn config_toml_turns_the_model_cache_off_too() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny");
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("config.toml"), "model_cache = 0\n").unwrap();
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "off");
+    assert!(cache_entries(&model).is_empty());
+    let env = env.set("MEM_MODEL_CACHE", "1");
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "built");
+}
