@@ -256,7 +256,7 @@ pub fn exit_with(prog: &str, result: Result<Outcome>) -> ! {
     let code = match result {
         Ok(Outcome::Ok) => 0,
         Ok(Outcome::NothingFound) => 1,
-        Err(Error::BrokenPipe) => 0,
+        Err(e) if matches!(e.root(), Error::BrokenPipe) => 0,
         Err(e) => {
             eprintln!("{prog}: error: {e}");
             e.exit_code()
