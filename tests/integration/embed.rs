@@ -253,6 +253,22 @@ fn assert_clean_error(out: &std::process::Output, code: i32, needle: &str) {
     assert!(out.stdout.is_empty(), "{}", show(out));
 }
 
+/// A bad line is an input error naming it (exit 3, after the good lines are embedded: the
+/// bad-line policy every JSONL reader shares, see tools.rs).
+fn assert_bad_line(out: &std::process::Output, needle: &str, good: usize) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{}", show(out));
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("mem-embed: warning: ") && l.contains(needle)),
+        "{needle:?} not in {}",
+        show(out)
+    );
+    assert!(err.contains("mem-embed: error: "), "{}", show(out));
+    assert!(!err.contains("panicked"), "{}", show(out));
+    assert_eq!(vectors(out).len(), good, "{}", show(out));
+}
+
 #[test]
 fn invalid_jsonl_and_empty_text_are_input_errors_naming_the_line() {
     let env = env();
@@ -261,13 +277,13 @@ fn invalid_jsonl_and_empty_text_are_input_errors_naming_the_line() {
         &["-", "--model", "minilm-l6"],
         b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\": oops}\n",
     );
-    assert_clean_error(&out, 3, "<stdin>:2:");
+    assert_bad_line(&out, "<stdin>:2:", 1);
     let out = env.run(
         "mem-embed",
         &["-", "--model", "minilm-l6"],
         b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\"   \"}\n",
     );
-    assert_clean_error(&out, 3, "<stdin>:2: empty text");
+    assert_bad_line(&out, "<stdin>:2: empty text", 1);
     let file = env.dir.path().join("in.jsonl");
     std::fs::write(&file, "{\"id\":1}\n").unwrap();
     let out = env.run(
@@ -275,7 +291,37 @@ fn invalid_jsonl_and_empty_text_are_input_errors_naming_the_line() {
         &[file.to_str().unwrap(), "--model", "minilm-l6"],
         b"",
     );
-    assert_clean_error(&out, 3, "in.jsonl:1:");
+    assert_bad_line(&out, "in.jsonl:1:", 0);
+}
+
+/// Filter mode streams: records are embedded a chunk at a time, and come out in input order,
+/// typed records passed through in their place, whatever chunk a bad line falls in.
+#[test]
+fn a_long_filter_input_is_embedded_in_order_chunk_by_chunk() {
+    let env = env();
+    let mut input = String::new();
+    for i in 0..600 {
+        match i {
+            300 => input.push_str("not json\n"),
+            i if i % 100 == 7 => input.push_str(&format!("{{\"type\":\"marker\",\"id\":{i}}}\n")),
+            i => input.push_str(&format!("{{\"id\":{i},\"text\":\"note number {i}\"}}\n")),
+        }
+    }
+    let out = env.run(
+        "mem-embed",
+        &["-", "--model", "qwen3-tiny"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:301: invalid JSON"));
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 599);
+    let ids: Vec<u64> = recs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    let want: Vec<u64> = (0..600).filter(|&i| i != 300).collect();
+    assert_eq!(ids, want);
+    for r in &recs {
+        assert_eq!(r["type"] == "marker", r.get("vector").is_none(), "{r}");
+    }
 }
 
 #[test]
@@ -1186,4 +1232,20 @@ fn stale_cache_entries_are_pruned_but_never_those_of_current_embeddings() {
     let c = summary(&env.ok("mem-embed", &args, b""));
     assert_eq!(c["pruned"], 1, "{c}");
     assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 4);
+}
+
+/// Settings the embedding side reads deep inside (the model cache switch) come from config
+/// like every other: config.toml sets them, and the variable still overrides the file.
+#[test]
+fn config_toml_turns_the_model_cache_off_too() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny");
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("config.toml"), "model_cache = 0\n").unwrap();
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "off");
+    assert!(cache_entries(&model).is_empty());
+    let env = env.set("MEM_MODEL_CACHE", "1");
+    let (_, how) = embed_verbose(&env, &model);
+    assert_eq!(how, "built");
 }

@@ -237,3 +237,34 @@ fn dry_run_prints_and_writes_nothing() {
     env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
     assert!(env.dir.path().join("home/.claude/settings.json").exists());
 }
+
+#[test]
+fn a_settings_file_that_cannot_be_written_is_named_with_the_cause() {
+    let env = Env::new();
+    let settings = env.dir.path().join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    // A directory where the backup goes: the write fails (even for root).
+    let bak = env.dir.path().join("settings.json.memkit.bak");
+    std::fs::create_dir(&bak).unwrap();
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    let out = env.run(
+        "mem-install",
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            &bin_dir,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // What was being done, then why: the context chain of `Error`.
+    assert!(
+        err.starts_with(&format!(
+            "mem-install: error: cannot write the backup {}: i/o: ",
+            bak.display()
+        )),
+        "{err}"
+    );
+}

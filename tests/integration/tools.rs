@@ -77,6 +77,111 @@ fn bad_jsonl_input_names_the_line_and_keeps_the_good_ones() {
     assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 2);
 }
 
+/// The four JSONL readers (mem-capture FILE, mem-compress FILE, mem-embed FILE, mem-search
+/// --batch FILE) share one reader and one bad-line policy: the same bad line gets the same
+/// warning naming the input and the line, the good lines around it are processed, and the tool
+/// ends with the same message and exit 3.
+#[test]
+fn every_jsonl_reader_treats_a_bad_line_alike() {
+    let env = Env::new();
+    let around = |first: &str, third: &str| format!("{first}\n{{\"text\": oops}}\n{third}\n");
+    let check = |tool: &str, out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(3), "{tool}: {}", show(out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{tool}: warning: <stdin>:2: invalid JSON: ")),
+            "{tool}: {err}"
+        );
+        assert!(
+            err.ends_with(&format!(
+                "{tool}: error: <stdin>: 1 bad line(s) skipped; the others were processed\n"
+            )),
+            "{tool}: {err}"
+        );
+    };
+
+    let payload = |prompt: &str| {
+        serde_json::json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+            .to_string()
+    };
+    let out = env.run(
+        "mem-capture",
+        &["-"],
+        around(&payload("first prompt"), &payload("third prompt")).as_bytes(),
+    );
+    check("mem-capture", &out);
+    assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 2);
+
+    let note = |text: &str| {
+        let out = env.ok("mem-capture", &["--note", text, "--format", "jsonl"], b"");
+        jsonl(&out)[0].to_string()
+    };
+    let (a, b) = (note("deploys need the VPN"), note("the VPN needs a token"));
+    let out = env.run("mem-compress", &["-"], around(&a, &b).as_bytes());
+    check("mem-compress", &out);
+    let obs = jsonl(&out)
+        .into_iter()
+        .filter(|r| r["type"] == "observation")
+        .count();
+    assert_eq!(obs, 2, "{}", show(&out));
+
+    // Typed records without text pass through mem-embed without loading a model.
+    let out = env.run(
+        "mem-embed",
+        &["-"],
+        around("{\"type\":\"x\",\"n\":1}", "{\"type\":\"x\",\"n\":3}").as_bytes(),
+    );
+    check("mem-embed", &out);
+    let ns: Vec<_> = jsonl(&out).iter().map(|r| r["n"].clone()).collect();
+    assert_eq!(ns, [1, 3], "{}", show(&out));
+
+    env.ok("mem-compress", &[], b"");
+    let out = env.run(
+        "mem-search",
+        &["--batch", "-"],
+        around(
+            "{\"id\":1,\"query\":\"deploys\",\"all_projects\":true}",
+            "{\"id\":3,\"query\":\"token\",\"all_projects\":true}",
+        )
+        .as_bytes(),
+    );
+    check("mem-search", &out);
+    let ids: Vec<_> = jsonl(&out).iter().map(|h| h["query_id"].clone()).collect();
+    assert!(
+        ids.contains(&1.into()) && ids.contains(&3.into()),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn format_json_is_one_array_of_the_records() {
+    let env = Env::new();
+    let out = env.ok(
+        "mem-capture",
+        &["--note", "one array", "--format", "json"],
+        b"",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let recs = v.as_array().expect("an array");
+    assert_eq!(recs[0]["event"], "Note", "{v}");
+    // jsonl stays one object per line.
+    let out = env.ok(
+        "mem-capture",
+        &["--note", "lines", "--format", "jsonl"],
+        b"",
+    );
+    assert_eq!(jsonl(&out).len(), recs.len());
+    // Nothing found is still one document.
+    let out = env.run(
+        "mem-search",
+        &["--format", "json", "--all-projects", "zebra"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
+}
+
 #[test]
 fn a_closed_pipe_is_a_silent_success() {
     let env = Env::new();

@@ -1,7 +1,6 @@
 //! mem-capture: hook events, past transcripts and manual notes into the queue.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{IsTerminal, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use crate as capture;
 use crate::spool::Spool;
 use crate::transcript::{self, Parsed};
 use crate::{Origin, Policy, Stored};
-use memkit_core::cli::{self, Common, Io, Outcome};
+use memkit_core::cli::{self, Common, Input, Io, Outcome};
 use memkit_core::config::{self, Config};
 use memkit_core::hook::HookPayload;
 use memkit_core::project::{self, Project};
@@ -47,17 +46,60 @@ pub const TOOL: memkit_core::cli::Tool = memkit_core::cli::Tool {
     ],
 };
 
-const DETAILS: &str = "Where events go: every hook event adds one event_log row. SessionStart, UserPromptSubmit, the tool events, PreCompact, SubagentStop, Stop and SessionEnd create or update their session. The queue (pending_queue) receives UserPromptSubmit, PostToolUse, PostToolUseFailure, each call of a PostToolBatch, PreCompact, SubagentStop, Stop (with the session's pending count) and notes. SessionEnd closes the session. Any other event is logged only.
+const DETAILS: &str = r#"
+Where events go: every hook event adds one event_log row. SessionStart, UserPromptSubmit, the tool
+events, PreCompact, SubagentStop, Stop and SessionEnd create or update their session. The queue
+(pending_queue) receives UserPromptSubmit, PostToolUse, PostToolUseFailure, each call of a
+PostToolBatch, PreCompact, SubagentStop, Stop (with the session's pending count) and notes.
+SessionEnd closes the session. Any other event is logged only.
 
-Skipped: tools in MEM_SKIP_TOOLS (default TodoRead, TodoWrite, LS) and calls whose input and response together are under 50 characters; they keep their event_log row. Projects matching MEM_EXCLUDE store nothing at all. Secrets are redacted before anything is written; then strings over 64 KiB keep their first 48 KiB and last 16 KiB.
+Skipped: tools in MEM_SKIP_TOOLS (default TodoRead, TodoWrite, LS) and calls whose input and
+response together are under 50 characters; they keep their event_log row. Projects matching
+MEM_EXCLUDE store nothing at all. Secrets are redacted before anything is written; then strings over
+64 KiB keep their first 48 KiB and last 16 KiB.
 
-Redaction applies to every string of a payload, a transcript, a note and a spooled payload, and each secret becomes [REDACTED:<kind>]: tokens known by their prefix (AKIA, ghp_, github_pat_, glpat-, sk-, sk-ant-, sk_live_, sk_test_, xoxb-, AIza, npm_, hf_, SG., hvs. and more), private key blocks (PEM, OpenSSH, PGP, also without their END line), JWTs, passwords in URLs (postgres://user:PASS@host), Slack and Discord webhook URLs, Authorization and Cookie headers, Basic and Bearer credentials, signed-URL parameters, password hashes, passwords on command lines (mysql -pPASS, curl -u user:PASS, sshpass -p, redis-cli -a, docker login -p, openssl pass:, .netrc), assignments whose name says secret (SECRET_KEY = '...', AWS_SECRET_ACCESS_KEY=..., export X_TOKEN=..., --password VALUE, \"api_key\": ...), a password told in prose (\"the staging db password is ...\"), in JSON any value under a key that names a secret (numbers included) or the value of a {\"name\": \"DB_PASSWORD\", \"value\": ...} pair, <private>...</private> spans, and long random-looking strings (high_entropy; hashes, UUIDs, paths, base64 of plain text and the ids Claude Code makes are kept). Code that only names a secret (password = get_password(), token: Optional[str], ${DB_PASSWORD}) is kept.
+Redaction applies to every string of a payload, a transcript, a note and a spooled payload, and each
+secret becomes [REDACTED:<kind>]: tokens known by their prefix (AKIA, ghp_, github_pat_, glpat-,
+sk-, sk-ant-, sk_live_, sk_test_, xoxb-, AIza, npm_, hf_, SG., hvs. and more), private key blocks
+(PEM, OpenSSH, PGP, also without their END line), JWTs, passwords in URLs
+(postgres://user:PASS@host), Slack and Discord webhook URLs, Authorization and Cookie headers, Basic
+and Bearer credentials, signed-URL parameters, password hashes, passwords on command lines (mysql
+-pPASS, curl -u user:PASS, sshpass -p, redis-cli -a, docker login -p, openssl pass:, .netrc),
+assignments whose name says secret (SECRET_KEY = '...', AWS_SECRET_ACCESS_KEY=..., export
+X_TOKEN=..., --password VALUE, "api_key": ...), a password told in prose ("the staging db password
+is ..."), in JSON any value under a key that names a secret (numbers included) or the value of a
+{"name": "DB_PASSWORD", "value": ...} pair, <private>...</private> spans, and long random-looking
+strings (high_entropy; hashes, UUIDs, paths, base64 of plain text and the ids Claude Code makes are
+kept). Code that only names a secret (password = get_password(), token: Optional[str],
+${DB_PASSWORD}) is kept.
 
-config.toml's [redact] table adjusts this: patterns = [{kind = \"employee_id\", regex = \"EMP-[0-9]{6}\"}] redacts more (the whole match, or its group named secret, as [REDACTED:employee_id]); allow = [\"AKIAIOSFODNN7EXAMPLE\"] lists exact secrets to keep, allow_regex = [\"test_[a-z]+\"] regexes a secret (or the random-looking word holding it) matches whole. A bad entry is a usage error naming it (exit 2); --hook logs it and applies the valid ones.
+config.toml's [redact] table adjusts this: patterns = [{kind = "employee_id", regex =
+"EMP-[0-9]{6}"}] redacts more (the whole match, or its group named secret, as
+[REDACTED:employee_id]); allow = ["AKIAIOSFODNN7EXAMPLE"] lists exact secrets to keep, allow_regex =
+["test_[a-z]+"] regexes a secret (or the random-looking word holding it) matches whole. A bad entry
+is a usage error naming it (exit 2); --hook logs it and applies the valid ones.
 
---hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to $MEM_HOME/logs/mem-capture.log and event_log. A hook waits at most 0.5 s for the database in all. When it cannot be written (held by another process, full, read-only) the redacted payload is kept in $MEM_HOME/spool/ (when the data home itself cannot be written, in $TMPDIR/memkit-<uid>/<hash of the data home>/spool/) and stored exactly once by the next hook that can, with an event_log row 'spooled'; an event that could not even be spooled leaves an empty marker file that the next run records as 'capture_lost'. MEM_EXCLUDE globs (comma-separated; commas inside {a,b} belong to the glob; ~/ and $HOME/ expanded) exclude a project when they match its root, its name, the event's directory or any directory above them; a glob that does not parse excludes the path it spells (a hook logs it, the other tools refuse it with exit 2); --note in an excluded project stores nothing and exits 2. A lone UTF-16 surrogate escape in a payload or transcript line (a string cut mid-emoji) becomes U+FFFD instead of losing the line.
+--hook never fails Claude Code: whatever happens it exits 0 with nothing on stdout; problems go to
+$MEM_HOME/logs/mem-capture.log and event_log. A hook waits at most 0.5 s for the database in all.
+When it cannot be written (held by another process, full, read-only) the redacted payload is kept in
+$MEM_HOME/spool/ (when the data home itself cannot be written, in $TMPDIR/memkit-<uid>/<hash of the
+data home>/spool/) and stored exactly once by the next hook that can, with an event_log row
+'spooled'; an event that could not even be spooled leaves an empty marker file that the next run
+records as 'capture_lost'. MEM_EXCLUDE globs (comma-separated; commas inside {a,b} belong to the
+glob; ~/ and $HOME/ expanded) exclude a project when they match its root, its name, the event's
+directory or any directory above them; a glob that does not parse excludes the path it spells (a
+hook logs it, the other tools refuse it with exit 2); --note in an excluded project stores nothing
+and exits 2. A lone UTF-16 surrogate escape in a payload or transcript line (a string cut mid-emoji)
+becomes U+FFFD instead of losing the line.
 
-Transcript import rebuilds what the hooks would have recorded: typed prompts, tool calls paired with their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to their parent session, compaction boundaries as PreCompact, and summary lines as the title of the session they describe. Re-importing adds nothing. Output: one session record per session, then a summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped, unpaired, bad_lines.";
+Transcript import rebuilds what the hooks would have recorded: typed prompts, tool calls paired with
+their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each
+turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to
+their parent session, compaction boundaries as PreCompact, and summary lines as the title of the
+session they describe. Re-importing adds nothing. Output: one session record per session, then a
+summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped,
+unpaired, bad_lines.
+"#;
 
 /// Record Claude Code hook events, past session transcripts and manual notes into the memkit store.
 #[derive(Debug, Parser)]
@@ -124,9 +166,9 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
 }
 
-/// The project an event belongs to: CLAUDE_PROJECT_DIR when set, else the payload's cwd.
+/// The project an event belongs to (see `project::dir`) and its directory.
 fn project_for(cwd: Option<&str>) -> Option<(Project, String)> {
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| cwd.map(str::to_string))?;
+    let dir = project::dir(cwd)?;
     Some((project::identify(&dir), dir))
 }
 
@@ -143,11 +185,7 @@ pub const HOOK_WAIT: Duration = Duration::from_millis(500);
 
 fn hook_inner(home: &Path) -> Result<()> {
     let deadline = Instant::now() + HOOK_WAIT;
-    let mut bytes = Vec::new();
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        stdin.lock().read_to_end(&mut bytes)?;
-    }
+    let parsed = memkit_core::hook::read_stdin();
     let cfg = Config::load(home).unwrap_or_else(|e| {
         cli::log_line(home, "mem-capture", "warn", &format!("config ignored: {e}"));
         Config::env_only(home)
@@ -160,17 +198,10 @@ fn hook_inner(home: &Path) -> Result<()> {
     for msg in bad {
         cli::log_line(home, "mem-capture", "warn", &msg);
     }
-    let text = capture::utf8_lossy(&bytes);
-    let parsed = if text.trim().is_empty() {
-        Err("empty payload on stdin".to_string())
-    } else {
-        memkit_core::hook::parse_json(&text)
-            .map_err(|e| format!("<stdin>:{}: invalid JSON payload: {e}", e.line()))
-    };
     let mut value = match parsed {
-        Ok(v) if v.is_object() => v,
-        Ok(_) => return log_bad(home, &cfg, "<stdin>: payload is not a JSON object"),
-        Err(msg) => return log_bad(home, &cfg, &msg),
+        Ok(v) => v,
+        Err(e @ Error::Input { .. }) => return log_bad(home, &cfg, &e.to_string()),
+        Err(e) => return Err(e),
     };
     capture::sanitize(&mut value);
     let payload = HookPayload::from_value(value.clone()).expect("object");
@@ -321,85 +352,68 @@ fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
     store::queue::capture(conn, id)
 }
 
+/// Payloads stored per transaction by `mem-capture FILE`: the input streams, and the write lock
+/// is held only while a batch is written, never while waiting on a slow pipe (hooks would spool).
+const PAYLOAD_BATCH: usize = 500;
+
 /// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
-    let (name, text) = read_input(path)?;
+    let mut input = Input::open(path)?;
     let conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut bad = 0u64;
-    let tx = store::begin_write(&conn)?;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value = memkit_core::hook::parse_json(line)
-            .map_err(|e| format!("invalid JSON: {e}"))
-            .and_then(|v| {
-                if v.is_object() {
-                    Ok(v)
-                } else {
-                    Err("not a JSON object".into())
-                }
-            });
-        let mut value = match value {
-            Ok(v) => v,
-            Err(msg) => {
-                io.warn(Error::input(&name, Some(i + 1), msg));
-                bad += 1;
+    let mut batch: Vec<HookPayload> = Vec::new();
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((_, mut value)) = next {
+            capture::sanitize(&mut value);
+            batch.push(HookPayload::from_value(value).expect("an object"));
+            if batch.len() < PAYLOAD_BATCH {
                 continue;
             }
-        };
-        capture::sanitize(&mut value);
-        let payload = HookPayload::from_value(value).expect("object");
-        let project = project_for(payload.cwd.as_deref());
-        if let Some((pr, dir)) = &project
-            && policy.excluded(pr, Some(dir))
-        {
-            *counts.entry("excluded".into()).or_default() += 1;
-            continue;
         }
-        let origin = Origin {
-            kind: "hook",
-            at: store::now(),
-            key: None,
-        };
-        let s = capture::store_event(
-            &tx,
-            policy,
-            &payload,
-            &origin,
-            project.as_ref().map(|p| &p.0),
-        )?;
-        *counts.entry("events".into()).or_default() += 1;
-        add_stored(&mut counts, &s);
+        if !batch.is_empty() {
+            store::write_tx(&conn, |tx| {
+                for payload in batch.drain(..) {
+                    store_payload(tx, policy, &payload, &mut counts)?;
+                }
+                Ok(())
+            })?;
+        }
+        if end {
+            break;
+        }
     }
-    tx.commit()?;
-    counts.insert("bad_lines".into(), bad);
+    counts.insert("bad_lines".into(), input.bad_lines());
     finish(io, counts, start)?;
-    if bad > 0 {
-        return Err(Error::input(
-            name,
-            None,
-            format!("{bad} bad line(s) skipped; the others were stored"),
-        ));
-    }
+    input.finish()?;
     Ok(Outcome::Ok)
 }
 
-fn read_input(path: &Path) -> Result<(String, String)> {
-    if path == Path::new("-") {
-        let mut b = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut b)?;
-        Ok(("<stdin>".into(), String::from_utf8_lossy(&b).into_owned()))
-    } else {
-        let b =
-            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        Ok((
-            path.display().to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        ))
+/// Stores one payload of `mem-capture FILE` (unless its project is excluded), counting it.
+fn store_payload(
+    tx: &Connection,
+    policy: &Policy,
+    payload: &HookPayload,
+    counts: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    let project = project_for(payload.cwd.as_deref());
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        *counts.entry("excluded".into()).or_default() += 1;
+        return Ok(());
     }
+    let origin = Origin {
+        kind: "hook",
+        at: store::now(),
+        key: None,
+    };
+    let s = capture::store_event(tx, policy, payload, &origin, project.as_ref().map(|p| &p.0))?;
+    *counts.entry("events".into()).or_default() += 1;
+    add_stored(counts, &s);
+    Ok(())
 }
 
 fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {
@@ -589,10 +603,4 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         ));
     }
     Ok(Outcome::Ok)
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }

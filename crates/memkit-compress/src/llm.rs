@@ -102,7 +102,7 @@ impl Backend {
             Kind::Anthropic => {
                 b.url = url.unwrap_or_else(|| DEFAULT_ANTHROPIC_URL.into());
                 b.model = model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.into());
-                b.api_key = config::env_nonempty("ANTHROPIC_API_KEY");
+                b.api_key = config::api_key("ANTHROPIC_API_KEY");
                 if b.api_key.is_none() {
                     return Ok((
                         Backend::heuristic(),
@@ -113,8 +113,8 @@ impl Backend {
             Kind::OpenAi => {
                 b.url = url.unwrap_or_else(|| DEFAULT_OPENAI_URL.into());
                 b.model = model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
-                b.api_key = config::env_nonempty("MEM_LLM_API_KEY")
-                    .or_else(|| config::env_nonempty("OPENAI_API_KEY"));
+                b.api_key = config::api_key("MEM_LLM_API_KEY")
+                    .or_else(|| config::api_key("OPENAI_API_KEY"));
             }
             Kind::ClaudeCli => {
                 b.model = model.unwrap_or_else(|| "haiku".into());

@@ -5,191 +5,375 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
-/// Every environment variable memkit reads, with its meaning: the one list that feeds the
-/// ENVIRONMENT section of the man pages.
-pub const ENV_VARS: &[(&str, &str)] = &[
-    (
+/// One setting: the variable that sets it, its config.toml key (`None`: the environment only),
+/// its default (`None`: unset, or one that depends on other settings, said in `meaning`) and
+/// what it does. A keyed setting's variable is always `MEM_<KEY>` (see [`Config::get`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    pub var: &'static str,
+    pub key: Option<&'static str>,
+    pub default: Option<&'static str>,
+    pub meaning: &'static str,
+}
+
+const fn setting(
+    var: &'static str,
+    key: Option<&'static str>,
+    default: Option<&'static str>,
+    meaning: &'static str,
+) -> Setting {
+    Setting {
+        var,
+        key,
+        default,
+        meaning,
+    }
+}
+
+/// Every setting memkit reads, the one list: the man pages' ENVIRONMENT sections are made from
+/// it, and nothing outside this module reads a variable that is not listed here.
+pub const SETTINGS: &[Setting] = &[
+    setting(
         "MEM_HOME",
-        "Data home holding mem.db, index/, logs/ and config.toml (default $XDG_DATA_HOME/memkit, else ~/.local/share/memkit).",
+        None,
+        Some("$XDG_DATA_HOME/memkit, else ~/.local/share/memkit"),
+        "Data home holding mem.db, index/, logs/ and config.toml (so not itself in config.toml).",
     ),
-    (
+    setting(
         "MEM_MODELS",
-        "Model cache (default $XDG_CACHE_HOME/memkit/models, else ~/.cache/memkit/models).",
+        None,
+        Some("$XDG_CACHE_HOME/memkit/models, else ~/.cache/memkit/models"),
+        "Model cache.",
     ),
-    (
+    setting(
         "MEM_EMBED_MODEL",
-        "Embedding model: a name under MEM_MODELS or a directory (default qwen3-embedding-0.6b, installed on first use; minilm-l6 when that cannot be had).",
+        Some("embed_model"),
+        Some("qwen3-embedding-0.6b, installed on first use; minilm-l6 when that cannot be had"),
+        "Embedding model: a name under MEM_MODELS or a directory.",
     ),
-    (
+    setting(
         "MEM_EMBED_DIM",
-        "Embedding dimension (Matryoshka truncation; default: the model's own).",
+        Some("embed_dim"),
+        Some("the model's own"),
+        "Embedding dimension (Matryoshka truncation).",
     ),
-    (
+    setting(
         "MEM_EMBED_CACHE_DAYS",
-        "Days a cached vector (a query's, or a text's since edited or embedded by another model) is kept after its last use (default 90); vectors of current embeddings are always kept.",
+        Some("embed_cache_days"),
+        Some("90"),
+        "Days a cached vector (a query's, or a text's since edited or embedded by another model) is kept after its last use; vectors of current embeddings are always kept.",
     ),
-    (
+    setting(
         "MEM_MODEL_CACHE",
+        Some("model_cache"),
+        Some("1"),
         "When 0, models are loaded and optimised from model.onnx every time instead of from their persistent cache (<model>/.ort-cache/).",
     ),
-    (
+    setting(
         "MEM_HF_ENDPOINT",
-        "Hugging Face endpoint for model installs (default https://huggingface.co; a mirror's URL).",
+        Some("hf_endpoint"),
+        Some("https://huggingface.co"),
+        "Hugging Face endpoint for model installs (a mirror's URL).",
     ),
-    (
+    setting(
         "MEM_AUTO_INSTALL",
+        Some("auto_install"),
+        Some("1"),
         "When 0, mem-embed does not download a missing model on its first use (mem-embed --install still does). A failed first-use download is retried after a day.",
     ),
-    (
+    setting(
         "ORT_DYLIB_PATH",
-        "Path of libonnxruntime.so (else MEM_MODELS/runtime/, else the system's).",
+        None,
+        Some("MEM_MODELS/runtime/libonnxruntime.so, else the system's"),
+        "Path of libonnxruntime.so (ONNX Runtime's own variable).",
     ),
-    (
+    setting(
         "MEM_DISABLE",
-        "When 1, every hook is a no-op (memkit's own `claude -p` calls set it).",
+        None,
+        None,
+        "When 1, every hook is a no-op (memkit's own `claude -p` calls set it for their process alone, and it is read before any file).",
     ),
-    (
+    setting(
         "MEM_EXCLUDE",
+        Some("exclude"),
+        None,
         "Comma-separated globs of project paths or names whose activity is never stored.",
     ),
-    (
+    setting(
         "MEM_SKIP_TOOLS",
-        "Comma-separated tool names capture skips (default TodoRead,TodoWrite,LS).",
+        Some("skip_tools"),
+        Some("TodoRead,TodoWrite,LS"),
+        "Comma-separated tool names capture skips.",
     ),
-    (
+    setting(
         "MEM_LLM",
-        "Compression backend: heuristic (default, offline), anthropic, openai or claude-cli.",
+        Some("llm"),
+        Some("heuristic"),
+        "Compression backend: heuristic (offline), anthropic, openai or claude-cli.",
     ),
-    (
+    setting(
         "MEM_LLM_URL",
+        Some("llm_url"),
+        None,
         "Base URL of the LLM API (anthropic default https://api.anthropic.com; openai e.g. http://127.0.0.1:11434/v1 for Ollama).",
     ),
-    (
+    setting(
         "MEM_LLM_MODEL",
+        Some("llm_model"),
+        None,
         "Model name (anthropic default claude-haiku-4-5; claude-cli default haiku).",
     ),
-    (
+    setting(
         "MEM_LLM_API_KEY",
-        "Bearer key for the openai backend (else OPENAI_API_KEY; none for a local server).",
+        None,
+        None,
+        "Bearer key for the openai backend (else OPENAI_API_KEY; none for a local server). Keys are read from the environment only, never from a file.",
     ),
-    ("ANTHROPIC_API_KEY", "API key of the anthropic backend."),
-    (
+    setting(
+        "OPENAI_API_KEY",
+        None,
+        None,
+        "Bearer key for the openai backend when MEM_LLM_API_KEY is not set.",
+    ),
+    setting(
+        "ANTHROPIC_API_KEY",
+        None,
+        None,
+        "API key of the anthropic backend.",
+    ),
+    setting(
         "MEM_LLM_DAILY_TOKENS",
+        Some("llm_daily_tokens"),
+        None,
         "Tokens (in + out) the LLM may spend per UTC day; past it the heuristic backend takes over.",
     ),
-    (
+    setting(
         "MEM_LLM_PROMPT_TOKENS",
-        "Prompt budget per LLM call in estimated tokens (default 12000); larger turns are split.",
+        Some("llm_prompt_tokens"),
+        Some("12000"),
+        "Prompt budget per LLM call in estimated tokens; larger turns are split.",
     ),
-    (
+    setting(
         "MEM_LLM_BACKOFF_MS",
-        "First retry delay of a failed LLM call, doubled on each attempt (default 1000).",
+        Some("llm_backoff_ms"),
+        Some("1000"),
+        "First retry delay of a failed LLM call, doubled on each attempt.",
     ),
-    (
+    setting(
         "MEM_LLM_TIMEOUT_SECS",
-        "Time limit of one LLM call (default 60).",
+        Some("llm_timeout_secs"),
+        Some("60"),
+        "Time limit of one LLM call.",
     ),
-    (
+    setting(
         "MEM_CLAUDE_BIN",
-        "The claude program the claude-cli backend runs (default claude).",
+        Some("claude_bin"),
+        Some("claude"),
+        "The claude program the claude-cli backend runs.",
     ),
-    (
+    setting(
         "MEM_COMPRESS_OPEN_TURN_SECS",
-        "A turn whose Stop has not arrived is compressed anyway after this many seconds (default 600).",
+        Some("compress_open_turn_secs"),
+        Some("600"),
+        "A turn whose Stop has not arrived is compressed anyway after this many seconds.",
     ),
-    (
+    setting(
         "MEM_RAW_RESPONSE_DAYS",
-        "Days a processed tool capture keeps its raw tool response in the queue (default 7; 0 drops it at the next pipeline run). Its observation keeps what was worth keeping.",
+        Some("raw_response_days"),
+        Some("7"),
+        "Days a processed tool capture keeps its raw tool response in the queue (0 drops it at the next pipeline run). Its observation keeps what was worth keeping.",
     ),
-    (
+    setting(
         "MEM_BIN_DIR",
+        Some("bin_dir"),
+        None,
         "Where mem-pipeline looks for the memkit tools when they are not beside it.",
     ),
-    (
+    setting(
         "MEM_INDEX_QUANTIZATION",
-        "Vector index storage for mem-index: f32, f16 (default) or i8.",
+        Some("index_quantization"),
+        Some("f16"),
+        "Vector index storage for mem-index: f32, f16 or i8.",
     ),
-    (
+    setting(
         "MEM_SEARCH_MODEL",
-        "Embedding model whose vector index mem-search uses (default: the one with the most vectors).",
+        Some("search_model"),
+        Some("the one with the most vectors"),
+        "Embedding model whose vector index mem-search uses.",
     ),
-    (
+    setting(
         "MEM_SEARCH_DIM",
+        Some("search_dim"),
+        None,
         "Dimension of that vector index, when a model has several.",
     ),
-    (
+    setting(
         "MEM_SEARCH_MODEL_LOAD",
+        Some("search_model_load"),
+        Some("1"),
         "0 stops mem-search from loading an embedding model for queries not in the embedding cache (as --no-model does).",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_RELEVANCE",
-        "mem-search weight of the fused BM25/vector rank, 0..1 scaled (default 1.0).",
+        Some("search_weight_relevance"),
+        Some("1.0"),
+        "mem-search weight of the fused BM25/vector rank, 0..1 scaled.",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_LEXICAL",
-        "mem-search weight of the BM25/FTS5 score scaled by the query's best (default 0.5).",
+        Some("search_weight_lexical"),
+        Some("0.5"),
+        "mem-search weight of the BM25/FTS5 score scaled by the query's best.",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_SIMILARITY",
-        "mem-search weight of the query/record cosine similarity (default 0.5).",
+        Some("search_weight_similarity"),
+        Some("0.5"),
+        "mem-search weight of the query/record cosine similarity.",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_RECENCY",
-        "mem-search weight of recency, 0.5^(age/half-life) (default 0.2).",
+        Some("search_weight_recency"),
+        Some("0.2"),
+        "mem-search weight of recency, 0.5^(age/half-life).",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_TYPE",
-        "mem-search weight of the observation type weight (default 0.1).",
+        Some("search_weight_type"),
+        Some("0.1"),
+        "mem-search weight of the observation type weight.",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_FILES",
-        "mem-search weight of the overlap with --files (default 0.3).",
+        Some("search_weight_files"),
+        Some("0.3"),
+        "mem-search weight of the overlap with --files.",
     ),
-    (
+    setting(
         "MEM_SEARCH_WEIGHT_PROJECT",
-        "mem-search bonus for records of the current project (default 0.2).",
+        Some("search_weight_project"),
+        Some("0.2"),
+        "mem-search bonus for records of the current project.",
     ),
-    (
+    setting(
         "MEM_SEARCH_HALF_LIFE_DAYS",
-        "Half-life of mem-search's recency, in days (default 2).",
+        Some("search_half_life_days"),
+        Some("2"),
+        "Half-life of mem-search's recency, in days.",
     ),
-    (
+    setting(
         "MEM_SEARCH_TYPE_WEIGHTS",
-        "Type weights as type=weight,… (default decision=0.8,bugfix=0.7,discovery=0.6,feature=0.5,session=0.5,refactor=0.4,change=0.3).",
+        Some("search_type_weights"),
+        Some(
+            "decision=0.8,bugfix=0.7,discovery=0.6,feature=0.5,session=0.5,refactor=0.4,change=0.3",
+        ),
+        "Type weights as type=weight,…",
     ),
-    (
+    setting(
         "MEM_SEARCH_RRF_K",
-        "The k of reciprocal rank fusion (default 60).",
+        Some("search_rrf_k"),
+        Some("60"),
+        "The k of reciprocal rank fusion.",
     ),
-    (
+    setting(
         "MEM_SEARCH_TAG_SIMILARITY",
-        "Cosine at or above which a known tag matches a --tags tag (default 0.75).",
+        Some("search_tag_similarity"),
+        Some("0.75"),
+        "Cosine at or above which a known tag matches a --tags tag.",
     ),
-    (
+    setting(
         "MEM_SEARCH_GIT_FILES",
+        Some("search_git_files"),
+        Some("1"),
         "0 stops mem-search from asking git for the changed files --files defaults to.",
     ),
-    (
+    setting(
         "MEM_CONTEXT_TOKENS",
-        "Token budget of mem-context's SessionStart block (default 2000, 200 of them held in reserve).",
+        Some("context_tokens"),
+        Some("2000"),
+        "Token budget of mem-context's SessionStart block (200 of them held in reserve).",
     ),
-    (
+    setting(
         "MEM_CONTEXT_OTHER_PROJECTS",
-        "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt; off by default.",
+        Some("context_other_projects"),
+        Some("0"),
+        "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt.",
     ),
-    (
+    setting(
         "MEM_CONTEXT_PROMPT_COVERAGE",
-        "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt (default 0.5).",
+        Some("context_prompt_coverage"),
+        Some("0.5"),
+        "Share of the prompt words' IDF weight a memory must contain to be brought in per prompt.",
     ),
-    (
+    setting(
         "MEM_CONTEXT_PROMPT_TERMS",
-        "Informative prompt words a memory must contain to be brought in per prompt (default 2).",
+        Some("context_prompt_terms"),
+        Some("2"),
+        "Informative prompt words a memory must contain to be brought in per prompt.",
     ),
-    (
+    setting(
         "CLAUDE_PROJECT_DIR",
-        "Set by Claude Code for hooks: the project root, preferred over the payload's cwd.",
+        None,
+        None,
+        "Set by Claude Code for hooks: the project root, preferred over the payload's cwd (and over the current directory).",
     ),
 ];
+
+impl Setting {
+    /// The man page text: what it does, its default, what it accepts and its config.toml key.
+    pub fn describe(&self) -> String {
+        let mut text = self.meaning.to_string();
+        if let Some(d) = self.default {
+            text.push_str(&format!(" Default: {d}."));
+        }
+        if let Some(b) = self.key.and_then(Bounds::of) {
+            text.push_str(&format!(" Accepted: {}.", b.describe()));
+        }
+        match self.key {
+            Some(k) => text.push_str(&format!(" In config.toml: {k}.")),
+            None => text.push_str(" Environment only."),
+        }
+        text
+    }
+}
+
+/// The settings of this process's data home, loaded once, for code that is not handed a
+/// [`Config`] (the model cache, the install endpoint). A config.toml that does not parse was
+/// already reported by the tool's own [`Config::load`]; here it counts as absent.
+pub fn current() -> &'static Config {
+    static CURRENT: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+    CURRENT.get_or_init(|| {
+        let home = data_home();
+        Config::load(&home).unwrap_or_else(|_| Config::env_only(&home))
+    })
+}
+
+/// MEM_DISABLE: every hook a no-op. Environment only: memkit's own `claude -p` children set it
+/// for their process alone, and a disabled hook must not read any file first.
+pub fn disabled() -> bool {
+    env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false")
+}
+
+/// An API key (MEM_LLM_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY). Environment only, on
+/// purpose: a secret in config.toml would sit in the data home beside the memories, be copied
+/// with them and be easy to commit; the environment is where every other client keeps it.
+pub fn api_key(var: &str) -> Option<String> {
+    debug_assert!(
+        SETTINGS.iter().any(|s| s.var == var),
+        "{var} is not in SETTINGS"
+    );
+    env_nonempty(var)
+}
+
+/// CLAUDE_PROJECT_DIR, which Claude Code sets for hooks (environment only: it is Claude's).
+pub fn claude_project_dir() -> Option<String> {
+    env_nonempty("CLAUDE_PROJECT_DIR")
+}
+
+/// ORT_DYLIB_PATH, ONNX Runtime's own variable (environment only: ort reads it too).
+pub fn ort_dylib_path() -> Option<String> {
+    env_nonempty("ORT_DYLIB_PATH")
+}
 
 /// The accepted values of every numeric setting: the one place numbers read from config.toml,
 /// `MEM_*` variables and the flags that override them are checked. Past these a setting is
@@ -544,6 +728,32 @@ pub fn fallback_home(home: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_setting_is_listed_once_with_its_variable() {
+        let mut vars: Vec<&str> = SETTINGS.iter().map(|s| s.var).collect();
+        vars.sort();
+        vars.dedup();
+        assert_eq!(vars.len(), SETTINGS.len(), "a variable listed twice");
+        for s in SETTINGS {
+            if let Some(k) = s.key {
+                assert_eq!(s.var, format!("MEM_{}", k.to_ascii_uppercase()), "{k}");
+            }
+        }
+        for b in NUMBERS {
+            assert!(
+                SETTINGS.iter().any(|s| s.key == Some(b.key)),
+                "{} has bounds but no setting",
+                b.key
+            );
+        }
+        let d = SETTINGS
+            .iter()
+            .find(|s| s.var == "MEM_EMBED_CACHE_DAYS")
+            .unwrap()
+            .describe();
+        assert!(d.contains(" Default: 90. Accepted: a whole number from 0 to 36500. In config.toml: embed_cache_days."), "{d}");
+    }
 
     #[test]
     fn numbers_are_parsed_within_their_bounds() {

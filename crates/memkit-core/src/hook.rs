@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::{Error, Result};
+
 #[derive(Debug, Clone, Default)]
 pub struct HookPayload {
     pub event: Option<String>,
@@ -67,6 +69,40 @@ impl HookPayload {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(|c| c.as_object().cloned()).collect())
             .unwrap_or_default()
+    }
+}
+
+/// Reads the one hook payload Claude Code writes on stdin (nothing when stdin is a terminal,
+/// so a hook run by hand does not wait). A payload that is empty, not JSON or not an object is
+/// an input error naming `<stdin>`; other errors are reading ones.
+pub fn read_stdin() -> Result<Value> {
+    use std::io::{IsTerminal, Read};
+    let mut bytes = Vec::new();
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        stdin.lock().read_to_end(&mut bytes)?;
+    }
+    parse_payload(&bytes)
+}
+
+/// A payload's bytes as a JSON object (invalid UTF-8 replaced, lone surrogates tolerated).
+pub fn parse_payload(bytes: &[u8]) -> Result<Value> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.trim().is_empty() {
+        return Err(Error::input("<stdin>", None, "empty payload"));
+    }
+    match parse_json(&text) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err(Error::input(
+            "<stdin>",
+            None,
+            "payload is not a JSON object",
+        )),
+        Err(e) => Err(Error::input(
+            "<stdin>",
+            Some(e.line()),
+            format!("invalid JSON payload: {e}"),
+        )),
     }
 }
 

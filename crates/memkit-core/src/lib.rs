@@ -14,4 +14,4 @@ pub mod record;
 pub mod store;
 pub mod tokens;
 
-pub use error::{Error, Result};
+pub use error::{Context, Error, Result};

@@ -15,6 +15,21 @@ pub struct Project {
     pub source: &'static str,
 }
 
+/// The directory a hook event or a command belongs to: CLAUDE_PROJECT_DIR when set (Claude
+/// Code sets it for hooks and what they run: the project root, even when the session has `cd`ed
+/// elsewhere), else `cwd` (a payload's).
+pub fn dir(cwd: Option<&str>) -> Option<String> {
+    crate::config::claude_project_dir().or_else(|| cwd.map(str::to_string))
+}
+
+/// [`dir`] for a command run by hand: CLAUDE_PROJECT_DIR, else the process's current directory.
+pub fn current_dir() -> Option<String> {
+    dir(std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string())
+        .as_deref())
+}
+
 /// Resolves the project of `dir`: the enclosing git repository's root, with a linked worktree
 /// mapped to its main repository so all worktrees share one project; else `dir` itself.
 pub fn identify(dir: &str) -> Project {

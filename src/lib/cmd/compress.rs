@@ -1,20 +1,19 @@
 //! mem-compress: queued captures into typed observations and session summaries.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::Result;
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::compress::{self, Item, Options, summary};
 use crate::config::{self, Config};
 use crate::llm::{Backend, Kind};
 use crate::record::{Capture, Observation};
 use crate::store::{self, queue};
-use crate::{Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-compress",
@@ -40,13 +39,44 @@ pub const TOOL: super::Tool = super::Tool {
     ],
 };
 
-const DETAILS: &str = "Database mode (no FILE): claims the due captures of the queue in one transaction (whole sessions at a time, so two runs never take the same row; only closed turns: rows after a session's last Stop wait for it, unless the session ended or they are older than MEM_COMPRESS_OPEN_TURN_SECS, default 600; rows a killed run left in processing are taken back when its process is gone or after 30 minutes), groups them by session and turn (the tool calls between two user prompts, the prompt being the why and the assistant's last message the outcome), and turns each group into 1 to 3 observations: one LLM call per group, split when it does not fit MEM_LLM_PROMPT_TOKENS. Each capture is redacted again (mem-capture(1)'s rules and config.toml's [redact]), then cut to 32,000 characters (head and tail), before it is used or sent. An observation whose title shares more than 80% of its words with one of the same project from the last hour is merged into it. Then every session that stopped or ended with nothing pending gets a summary, key files and key decisions (again when it gains observations after a resume); the transcript's last messages it quotes are redacted before they are cut. Output: one observation record per new observation, then a summary record with the counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, summaries.
+const DETAILS: &str = r#"
+Database mode (no FILE): claims the due captures of the queue in one transaction (whole sessions at
+a time, so two runs never take the same row; only closed turns: rows after a session's last Stop
+wait for it, unless the session ended or they are older than MEM_COMPRESS_OPEN_TURN_SECS, default
+600; rows a killed run left in processing are taken back when its process is gone or after 30
+minutes), groups them by session and turn (the tool calls between two user prompts, the prompt being
+the why and the assistant's last message the outcome), and turns each group into 1 to 3
+observations: one LLM call per group, split when it does not fit MEM_LLM_PROMPT_TOKENS. Each capture
+is redacted again (mem-capture(1)'s rules and config.toml's [redact]), then cut to 32,000 characters
+(head and tail), before it is used or sent. An observation whose title shares more than 80% of its
+words with one of the same project from the last hour is merged into it. Then every session that
+stopped or ended with nothing pending gets a summary, key files and key decisions (again when it
+gains observations after a resume); the transcript's last messages it quotes are redacted before
+they are cut. Output: one observation record per new observation, then a summary record with the
+counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, llm_calls,
+llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, summaries.
 
-Where each capture ends: tool calls become part of an observation (observation_sources links them) and are marked done; a note becomes a manual observation; the other rows are marked done with a documented skip_reason: prompt (a UserPromptSubmit, used as the why of its turn), turn-end (a Stop, whose last message is used as the outcome), marker (PreCompact, SubagentStop and any other event). When the LLM fails (connection errors, 429, 5xx and answers that are not the JSON asked for are retried 3 times with exponential backoff from MEM_LLM_BACKOFF_MS, attempts, next_attempt_at and last_error kept in the queue; other 4xx are not retried) the captures are marked error with the reason and compressed by the heuristic backend instead: nothing is dropped.
+Where each capture ends: tool calls become part of an observation (observation_sources links them)
+and are marked done; a note becomes a manual observation; the other rows are marked done with a
+documented skip_reason: prompt (a UserPromptSubmit, used as the why of its turn), turn-end (a Stop,
+whose last message is used as the outcome), marker (PreCompact, SubagentStop and any other event).
+When the LLM fails (connection errors, 429, 5xx and answers that are not the JSON asked for are
+retried 3 times with exponential backoff from MEM_LLM_BACKOFF_MS, attempts, next_attempt_at and
+last_error kept in the queue; other 4xx are not retried) the captures are marked error with the
+reason and compressed by the heuristic backend instead: nothing is dropped.
 
-Backends (MEM_LLM): heuristic (default; offline and deterministic), anthropic (Messages API, ANTHROPIC_API_KEY, MEM_LLM_MODEL default claude-haiku-4-5, MEM_LLM_URL default https://api.anthropic.com), openai (OpenAI-compatible chat completions at MEM_LLM_URL, e.g. http://127.0.0.1:11434/v1 for Ollama; MEM_LLM_API_KEY or OPENAI_API_KEY), claude-cli (claude -p with JSON output, run with MEM_DISABLE=1 and hooks disabled). Every call's tokens in and out and latency go to event_log (event llm_call); past MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over and event_log says so (llm_budget_exhausted).
+Backends (MEM_LLM): heuristic (default; offline and deterministic), anthropic (Messages API,
+ANTHROPIC_API_KEY, MEM_LLM_MODEL default claude-haiku-4-5, MEM_LLM_URL default
+https://api.anthropic.com), openai (OpenAI-compatible chat completions at MEM_LLM_URL, e.g.
+http://127.0.0.1:11434/v1 for Ollama; MEM_LLM_API_KEY or OPENAI_API_KEY), claude-cli (claude -p with
+JSON output, run with MEM_DISABLE=1 and hooks disabled). Every call's tokens in and out and latency
+go to event_log (event llm_call); past MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over
+and event_log says so (llm_budget_exhausted).
 
-Filter mode (FILE or -): reads capture records (JSONL), writes observation records (with the ids of their captures in sources); other record types pass through; nothing is stored (LLM calls are still logged in event_log).";
+Filter mode (FILE or -): reads capture records (JSONL), writes observation records (with the ids of
+their captures in sources); other record types pass through; nothing is stored (LLM calls are still
+logged in event_log).
+"#;
 
 /// Turn queued captures into typed observations and session summaries.
 #[derive(Debug, Parser)]
@@ -69,12 +99,6 @@ pub struct Args {
     pub sessions_per_round: usize,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 const COLUMNS: &[&str] = &["id", "kind", "title", "files_modified"];
@@ -146,35 +170,23 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     Ok(Outcome::Ok)
 }
 
-fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) -> Result<Outcome> {
+fn filter(
+    io: &mut Io,
+    cfg: &Config,
+    b: Backend,
+    opts: Options,
+    path: &std::path::Path,
+) -> Result<Outcome> {
     let start = Instant::now();
-    let name = if path.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        path.display().to_string()
-    };
-    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::io::BufReader::new(
-            std::fs::File::open(path).map_err(|e| Error::input(&name, None, e))?,
-        ))
-    };
+    let mut input = Input::open(path)?;
     let mut items = Vec::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| Error::input(&name, Some(i + 1), e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value =
-            serde_json::from_str(&line).map_err(|e| Error::input(&name, Some(i + 1), e))?;
+    while let Some((no, v)) = input.next(io)? {
         match v.get("type").and_then(Value::as_str) {
-            Some("capture") => {
-                let c: Capture =
-                    serde_json::from_value(v).map_err(|e| Error::input(&name, Some(i + 1), e))?;
-                items.push(Item::from_capture(c));
-            }
+            Some("capture") => match serde_json::from_value::<Capture>(v) {
+                Ok(c) => items.push(Item::from_capture(c)),
+                Err(e) => input.bad(io, no, format!("invalid capture record: {e}")),
+            },
             _ => {
                 // Not ours: passed through untouched (a summary of the previous tool too).
                 if v.get("type").and_then(Value::as_str) != Some("summary") {
@@ -189,5 +201,6 @@ fn filter(io: &mut Io, cfg: &Config, b: Backend, opts: Options, path: &PathBuf) 
         add(&mut counts, &k, n);
     }
     finish(io, &done.observations, counts, start)?;
+    input.finish()?;
     Ok(Outcome::Ok)
 }

@@ -1,6 +1,5 @@
 //! mem-context: the context block for SessionStart, and relevant memories for each prompt.
 
-use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use clap::{CommandFactory, Parser};
@@ -11,12 +10,12 @@ use crate::config::{self, Config};
 use crate::context::request::Request;
 use crate::context::{self, Source};
 use crate::hook::HookPayload;
-use crate::{Error, Result, project, store};
+use crate::{Result, project, store};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-context",
     command: || Args::command(),
-    details: "SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000; 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400 tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first, then by the relevance score's query-free parts (recency, type, overlap with the files changed in the git working tree, same project), one index line each (#id type title · when). Observations of other projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current session's own observations come first. A layer that fails or has no data is skipped and the others stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report --obs ID).\n\n--prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]). Clearly relevant means the memory contains at least two informative words of the prompt (words that at most 15% of the memories contain; one word when it is the prompt's only informative word and rare) and at least half of the IDF weight of the prompt words that any memory contains (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the prompt's vector is already cached: no model is loaded in a hook.\n\n--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source, prompt) and prints the hook's JSON ({\"hookSpecificOutput\":{\"hookEventName\":…,\"additionalContext\":…}}) or nothing. It never fails Claude Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0, and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.",
+    details: DETAILS,
     examples: &[
         (
             "mem-context",
@@ -36,6 +35,36 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000;
+200 of them held in reserve) built from layers in priority order, each with a cap scaled to the
+budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400
+tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active
+learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first,
+then by the relevance score's query-free parts (recency, type, overlap with the files changed in the
+git working tree, same project), one index line each (#id type title · when). Observations of other
+projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the
+branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current
+session's own observations come first. A layer that fails or has no data is skipped and the others
+stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report
+--obs ID).
+
+--prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or
+nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]).
+Clearly relevant means the memory contains at least two informative words of the prompt (words that
+at most 15% of the memories contain; one word when it is the prompt's only informative word and
+rare) and at least half of the IDF weight of the prompt words that any memory contains
+(MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the
+prompt's vector is already cached: no model is loaded in a hook.
+
+--hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source,
+prompt) and prints the hook's JSON
+({"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}) or nothing. It never fails Claude
+Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0,
+and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome
+line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.
+"#;
 
 /// Print the context a Claude Code session starts with, or the memories relevant to a prompt.
 #[derive(Debug, Parser)]
@@ -61,12 +90,6 @@ pub struct Args {
     pub budget: Option<usize>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
@@ -97,7 +120,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let rec = context::request::build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
     match args.common.format {
-        Some(Format::Json | Format::Jsonl) => io.record(&rec)?,
+        Some(Format::Json | Format::Jsonl) => io.document(&rec)?,
         _ => {
             use std::io::Write;
             io.out.write_all(rec.text.as_bytes())?;
@@ -129,23 +152,9 @@ fn run_hook(io: &mut Io, args: &Args) -> Outcome {
 }
 
 fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
-    let mut bytes = Vec::new();
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        stdin.lock().read_to_end(&mut bytes)?;
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let value: Value = crate::hook::parse_json(&text).map_err(|e| {
-        Error::input(
-            "<stdin>",
-            Some(e.line()),
-            format!("invalid JSON payload: {e}"),
-        )
-    })?;
-    let payload = HookPayload::from_value(value)
-        .ok_or_else(|| Error::input("<stdin>", None, "payload is not a JSON object"))?;
+    let payload = HookPayload::from_value(crate::hook::read_stdin()?).expect("an object");
     let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or(payload.cwd.clone());
+    let dir = project::dir(payload.cwd.as_deref());
     let pr = dir.as_deref().map(project::identify);
     let (policy, bad) = crate::capture::Policy::for_hook(&cfg);
     for msg in bad {

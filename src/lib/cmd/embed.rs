@@ -2,14 +2,13 @@
 //! records on a pipe (filter mode).
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::embed::{self, Embedder};
 use crate::record::Summary;
@@ -18,7 +17,7 @@ use crate::{Error, Result, store};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-embed",
     command: || Args::command(),
-    details: "Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary whose vector for the configured model and dimension is missing or was made from another text, into the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded, cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice and a re-run loads no model.\n\nWith FILE (- for stdin), reads JSONL records with a \"text\" field, or observation records (\"type\":\"observation\"), and writes each back with a \"vector\" field; other typed records pass through unchanged.\n\nModels are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use, with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system library directories; scripts/fetch-models fetches both.",
+    details: DETAILS,
     examples: &[
         ("mem-embed", "Embed whatever is pending in mem.db."),
         (
@@ -31,6 +30,28 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary
+whose vector for the configured model and dimension is missing or was made from another text, into
+the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded,
+cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for
+MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by
+(model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice
+and a re-run loads no model.
+
+With FILE (- for stdin), reads JSONL records with a "text" field, or observation records
+("type":"observation"), and writes each back with a "vector" field; other typed records pass through
+unchanged.
+
+Models are directories holding model.onnx, tokenizer.json and manifest.json, given by path or by
+name under the model cache ($MEM_MODELS/<name>). A model that can be installed by name
+(qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) is downloaded on its first use,
+with a progress bar on a terminal, unless MEM_AUTO_INSTALL=0; a failed download is not tried again
+for a day. Without a configured model, minilm-l6 is used when the default cannot be had. ONNX
+Runtime is found via ORT_DYLIB_PATH, then $MEM_MODELS/runtime/libonnxruntime.so, then the system
+library directories; scripts/fetch-models fetches both.
+"#;
 
 /// Compute embeddings with a local ONNX model.
 #[derive(Debug, Parser)]
@@ -53,12 +74,6 @@ pub struct Args {
     pub install: Option<String>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
@@ -157,6 +172,10 @@ fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<
     r
 }
 
+/// Records embedded per model call in filter mode: enough to batch well, few enough that a
+/// long input is never held whole.
+const FILTER_CHUNK: usize = 256;
+
 fn filter(
     io: &mut Io,
     path: &std::path::Path,
@@ -164,80 +183,87 @@ fn filter(
     dim: Option<usize>,
     query: Option<&str>,
 ) -> Result<Outcome> {
-    let (source, reader): (String, Box<dyn BufRead>) = if path.as_os_str() == "-" {
-        ("<stdin>".into(), Box::new(std::io::stdin().lock()))
-    } else {
-        let f = std::fs::File::open(path)
-            .map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        (
-            path.display().to_string(),
-            Box::new(std::io::BufReader::new(f)),
-        )
-    };
-    // Read and check everything first: bad input fails before a model is loaded.
-    let mut recs: Vec<(Value, Option<String>)> = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| Error::input(&source, Some(i + 1), e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| Error::input(&source, Some(i + 1), format!("invalid JSON: {e}")))?;
-        if !v.is_object() {
-            return Err(Error::input(&source, Some(i + 1), "not a JSON object"));
-        }
-        let text = record_text(&v);
-        match &text {
-            Some(t) if t.trim().is_empty() => {
-                return Err(Error::input(&source, Some(i + 1), "empty text"));
+    let mut input = Input::open(path)?;
+    let mut model_dir = Some(model_dir);
+    // Loaded for the first chunk with a text (never when no record has one).
+    let mut model: Option<(Embedder, String)> = None;
+    let mut chunk: Vec<(Value, Option<String>)> = Vec::new();
+    let (mut embedded, mut embedding) = (0usize, std::time::Duration::ZERO);
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((no, v)) = next {
+            let text = record_text(&v);
+            match &text {
+                Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
+                None if v.get("type").is_none() => {
+                    input.bad(io, no, "no \"text\" field (and not an observation record)")
+                }
+                _ => chunk.push((v, text)),
             }
-            None if v.get("type").is_none() => {
-                return Err(Error::input(
-                    &source,
-                    Some(i + 1),
-                    "no \"text\" field (and not an observation record)",
-                ));
+            if chunk.len() < FILTER_CHUNK {
+                continue;
             }
-            _ => {}
         }
-        recs.push((v, text));
-    }
-    if recs.iter().all(|(_, t)| t.is_none()) {
-        for (v, _) in &recs {
-            io.record(v)?;
+        if chunk.iter().any(|(_, t)| t.is_some()) {
+            if model.is_none() {
+                let dir = model_dir.take().expect("the model is loaded once")(io)?;
+                let manifest = embed::Manifest::load(&dir)?;
+                let prefix = match query {
+                    Some(k) => manifest.query_prefix(Some(k)).to_string(),
+                    None => manifest.document_prefix.clone(),
+                };
+                // A full chunk means more may follow: load for a batch.
+                let opts = if end {
+                    embed::LoadOptions::for_texts(
+                        &texts_of(&chunk, &prefix)
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>(),
+                    )
+                } else {
+                    embed::LoadOptions::batch()
+                };
+                let e = Embedder::load_with(&dir, dim, opts)?;
+                io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
+                model = Some((e, prefix));
+            }
+            let (e, prefix) = model.as_mut().expect("loaded above");
+            let texts = texts_of(&chunk, prefix);
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let started = Instant::now();
+            let mut vecs = e.embed(&refs)?.into_iter();
+            embedding += started.elapsed();
+            embedded += refs.len();
+            for (v, t) in &mut chunk {
+                if t.is_some()
+                    && let Some(o) = v.as_object_mut()
+                {
+                    let vec = vecs.next().unwrap_or_default();
+                    o.insert("vector".into(), serde_json::to_value(vec)?);
+                }
+            }
         }
-        return Ok(Outcome::Ok);
+        for (v, _) in chunk.drain(..) {
+            io.record(&v)?;
+        }
+        if end {
+            break;
+        }
     }
-    let dir = model_dir(io)?;
-    let manifest = embed::Manifest::load(&dir)?;
-    let prefix = match query {
-        Some(k) => manifest.query_prefix(Some(k)).to_string(),
-        None => manifest.document_prefix.clone(),
-    };
-    let texts: Vec<String> = recs
+    if let Some((e, _)) = &model {
+        io.info(throughput(embedded, e.tokens_embedded(), embedding));
+    }
+    input.finish()?;
+    Ok(Outcome::Ok)
+}
+
+/// The texts of a chunk's records that have one, with the model's prefix.
+fn texts_of(chunk: &[(Value, Option<String>)], prefix: &str) -> Vec<String> {
+    chunk
         .iter()
         .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let mut e = Embedder::load_with(&dir, dim, embed::LoadOptions::for_texts(&refs))?;
-    io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
-    let started = Instant::now();
-    let mut vecs = e.embed(&refs)?.into_iter();
-    io.info(throughput(
-        refs.len(),
-        e.tokens_embedded(),
-        started.elapsed(),
-    ));
-    for (mut v, t) in recs {
-        if t.is_some() {
-            let vec = vecs.next().unwrap_or_default();
-            if let Some(o) = v.as_object_mut() {
-                o.insert("vector".into(), serde_json::to_value(vec)?);
-            }
-        }
-        io.record(&v)?;
-    }
-    Ok(Outcome::Ok)
+        .collect()
 }
 
 /// The text of a filter record: its "text", or an observation's title, summary, detail, facts

@@ -9,7 +9,7 @@ use crate::config::{self, Config};
 use crate::index::{self, Layout, Options};
 use crate::record::{IndexReport, Summary};
 use crate::store;
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-index",
@@ -31,13 +31,26 @@ pub const TOOL: super::Tool = super::Tool {
     ],
 };
 
-const DETAILS: &str = "Indexes live in $MEM_HOME/index/: bm25/ (tantivy, English stemming over title, summary, detail, facts, concepts, tags and file paths; project, type, session, tags and time as filter fields), vectors-<model>-<dim>.usearch (usearch HNSW, cosine, one per model and dimension found in the embeddings table, keyed by store::vector_key, with a .keys list beside it) and state.json (how far each index got: the largest observations.updated_at and embeddings.created_at indexed, the session summaries' hashes, the known tags).
+const DETAILS: &str = r#"
+Indexes live in $MEM_HOME/index/: bm25/ (tantivy, English stemming over title, summary, detail,
+facts, concepts, tags and file paths; project, type, session, tags and time as filter fields),
+vectors-<model>-<dim>.usearch (usearch HNSW, cosine, one per model and dimension found in the
+embeddings table, keyed by store::vector_key, with a .keys list beside it) and state.json (how far
+each index got: the largest observations.updated_at and embeddings.created_at indexed, the session
+summaries' hashes, the known tags).
 
-Indexed records: observations, session summaries (sessions with a summary; id = the session's rowid) and, once they exist, learnings.
+Indexed records: observations, session summaries (sessions with a summary; id = the session's rowid)
+and, once they exist, learnings.
 
-The database is the source of truth. A run compares the keys of each index with the database: records missing from the index or changed since the last run are (re)indexed, records gone from the database are removed. An index that is missing, unreadable, of another storage type, or without state.json is rebuilt from scratch and its record says why.
+The database is the source of truth. A run compares the keys of each index with the database:
+records missing from the index or changed since the last run are (re)indexed, records gone from the
+database are removed. An index that is missing, unreadable, of another storage type, or without
+state.json is rebuilt from scratch and its record says why.
 
-Output: one index record per index (index, docs, added, updated, removed, rebuilt, reason), then a summary record. --check writes one index record per index with missing, extra and up to 20 sample keys, and exits 1 when any index differs from the database.";
+Output: one index record per index (index, docs, added, updated, removed, rebuilt, reason), then a
+summary record. --check writes one index record per index with missing, extra and up to 20 sample
+keys, and exits 1 when any index differs from the database.
+"#;
 
 /// Keep the BM25 (tantivy) and vector (usearch) indexes in step with the memkit database.
 #[derive(Debug, Parser)]
@@ -69,7 +82,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         "index", "docs", "added", "updated", "removed", "rebuilt", "reason",
     ];
     if args.check {
-        let checks = index::check(&conn, &layout)?;
+        let checks = index::check(&conn, &layout)
+            .map_err_context(|| format!("checking the indexes in {}", layout.dir.display()))?;
         let mut differs = false;
         let recs: Vec<IndexReport> = checks
             .iter()
@@ -130,7 +144,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         opts.threads = t.clamp(1, cores);
     }
-    let reports = index::update(&conn, &layout, &opts)?;
+    let reports = index::update(&conn, &layout, &opts)
+        .map_err_context(|| format!("updating the indexes in {}", layout.dir.display()))?;
     let recs: Vec<IndexReport> = reports
         .iter()
         .map(|r| IndexReport {
@@ -173,10 +188,4 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         io.record(&summary)?;
     }
     Ok(Outcome::Ok)
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser};
 use serde_json::{Map, Value, json};
 
-use crate::cli::{self, Common, Io, Outcome};
-use crate::{Error, Result};
+use crate::cli::{Common, Io, Outcome};
+use crate::{Context, Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-install",
     command: || Args::command(),
-    details: "The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it; a symlinked settings file is written through the link, which stays) with the previous version kept as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is; --dry-run then prints memkit's hooks alone, to merge by hand. An event memkit registers whose value is not a list of matcher groups (\"Stop\": \"x\") is an error naming it, and the file is left as it is. memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context, mem pipeline, and mem-pipeline of earlier versions); they are added as their own matcher groups so that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is installed. Running it twice changes nothing the second time.",
+    details: DETAILS,
     examples: &[
         ("mem-install", "Add the hooks to ~/.claude/settings.json."),
         (
@@ -24,6 +24,20 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+The settings file is read as strict JSON and rewritten atomically (a temporary file renamed over it;
+a symlinked settings file is written through the link, which stays) with the previous version kept
+as <file>.memkit.bak. A file with comments or trailing commas is refused and left as it is;
+--dry-run then prints memkit's hooks alone, to merge by hand. An event memkit registers whose value
+is not a list of matcher groups ("Stop": "x") is an error naming it, and the file is left as it is.
+memkit's entries are the hook handlers whose command runs a memkit tool (mem-capture, mem-context,
+mem pipeline, and mem-pipeline of earlier versions); they are added as their own matcher groups so
+that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get
+one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's
+handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is
+installed. Running it twice changes nothing the second time.
+"#;
 
 /// Register (or remove) memkit's hooks in Claude Code's settings.json.
 #[derive(Debug, Parser)]
@@ -49,12 +63,6 @@ pub struct Args {
     pub bin_dir: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 /// The programs whose handlers are memkit's (`mem` only as `mem pipeline`; mem-pipeline is
@@ -263,9 +271,9 @@ fn settings_path(args: &Args) -> Result<PathBuf> {
         return Ok(p.clone());
     }
     if args.project || args.local {
-        let root = crate::config::env_nonempty("CLAUDE_PROJECT_DIR")
+        let root = crate::project::current_dir()
             .map(PathBuf::from)
-            .unwrap_or(std::env::current_dir()?);
+            .ok_or_else(|| Error::other("the current directory cannot be read"))?;
         let name = if args.local {
             "settings.local.json"
         } else {
@@ -391,22 +399,28 @@ fn write_atomic(path: &Path, original: Option<&str>, text: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let target = resolve_links(path)?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
     let mode = std::fs::metadata(&target)
         .map(|m| m.permissions().mode())
         .unwrap_or(0o644);
     if let Some(o) = original {
         let mut bak = path.as_os_str().to_owned();
         bak.push(".memkit.bak");
-        std::fs::write(&bak, o)?;
+        std::fs::write(&bak, o)
+            .map_err_context(|| format!("cannot write the backup {}", Path::new(&bak).display()))?;
     }
     let mut tmp = target.as_os_str().to_owned();
     tmp.push(format!(".memkit-tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
-    std::fs::rename(&tmp, &target).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
+    let writing = || format!("cannot write {}", target.display());
+    std::fs::write(&tmp, text).map_err_context(writing)?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+        .map_err_context(writing)?;
+    std::fs::rename(&tmp, &target)
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .map_err_context(writing)?;
     Ok(())
 }

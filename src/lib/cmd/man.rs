@@ -3,7 +3,7 @@
 use clap_mangen::Man;
 
 use crate::cmd::Tool;
-use crate::config::ENV_VARS;
+use crate::config::SETTINGS;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
     (
@@ -20,7 +20,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "3",
-        "Bad input: a record or file that cannot be read; the message names it and its line.",
+        "Bad input: a record or file that cannot be read; the message names it and its line. A bad line of JSONL input (FILE or -) is warned about as FILE:LINE and skipped, the other lines are processed, and the tool then exits 3.",
     ),
     (
         "4",
@@ -56,22 +56,15 @@ pub fn render(tool: &Tool) -> String {
     let mut out = String::from_utf8(buf).expect("roff is utf-8");
     if !tool.details.is_empty() {
         out.push_str(".SH DETAILS\n");
-        for para in tool.details.split("\n\n") {
-            out.push_str(&format!(".PP\n{}\n", esc(para.trim())));
+        // Paragraphs are wrapped in the source (raw strings that review well); roff fills
+        // lines itself, so each becomes one line again.
+        for para in tool.details.trim().split("\n\n") {
+            let text: Vec<&str> = para.lines().map(str::trim).collect();
+            out.push_str(&format!(".PP\n{}\n", esc(&text.join(" "))));
         }
     }
     section(&mut out, "EXIT STATUS", EXIT_STATUS);
-    // Numeric settings say what they accept (config::NUMBERS).
-    let env: Vec<(&str, String)> = ENV_VARS
-        .iter()
-        .map(|(var, text)| {
-            let key = var.strip_prefix("MEM_").unwrap_or("").to_ascii_lowercase();
-            match crate::config::Bounds::of(&key) {
-                Some(b) => (*var, format!("{text} Accepted: {}.", b.describe())),
-                None => (*var, text.to_string()),
-            }
-        })
-        .collect();
+    let env: Vec<(&str, String)> = SETTINGS.iter().map(|s| (s.var, s.describe())).collect();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     section(&mut out, "ENVIRONMENT", &env);
     section(

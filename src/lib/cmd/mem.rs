@@ -5,15 +5,15 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::pipeline::{self, Ran};
-use crate::{Error, Result, store};
+use crate::{Context, Error, Result, store};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem",
     command: || Args::command(),
-    details: "mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status is the tool's.\n\nmem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index, each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that name. MEM_DISABLE=1 makes it a no-op.\n\nmem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone can miss the latest captures: restore by copying FILE over mem.db while nothing runs.",
+    details: DETAILS,
     examples: &[
         ("mem help", "List the installed tools."),
         (
@@ -34,6 +34,25 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status
+is the tool's.
+
+mem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index,
+each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
+until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
+mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that
+finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the
+stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in
+its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop
+and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that
+name. MEM_DISABLE=1 makes it a no-op.
+
+mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
+yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
+can miss the latest captures: restore by copying FILE over mem.db while nothing runs.
+"#;
 
 /// memkit: a memory for Claude Code. `mem TOOL …` runs `mem-TOOL …`.
 #[derive(Debug, Parser)]
@@ -76,12 +95,6 @@ pub struct PipelineArgs {
     /// The detached run itself (started by --detach): logs only to the pipeline log.
     #[arg(long, hide = true, conflicts_with = "detach")]
     pub detached: bool,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 /// Where a tool's binary is: beside this executable, else on PATH.
@@ -188,7 +201,7 @@ fn tool_dirs(home: &Path) -> Vec<PathBuf> {
 }
 
 fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
-    if config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+    if config::disabled() {
         return Ok(Outcome::Ok);
     }
     let home = config::data_home();
@@ -268,12 +281,15 @@ fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
 
 pub fn write_man_pages(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
     for t in super::ALL {
         let path = dir.join(format!("{}.1", t.name));
-        std::fs::write(&path, super::man::render(t))?;
+        let writing = || format!("cannot write {}", path.display());
+        std::fs::write(&path, super::man::render(t)).map_err_context(writing)?;
         // Documentation is for everyone, whatever the private umask of memkit's tools.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+            .map_err_context(writing)?;
     }
     Ok(())
 }

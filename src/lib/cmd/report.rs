@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::{CommandFactory, Parser};
 
-use crate::cli::{self, Common, Format, Io, Outcome};
+use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::record::Observation;
 use crate::store::{self, observations};
@@ -14,7 +14,7 @@ use crate::{Error, Result};
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-report",
     command: || Args::command(),
-    details: "--obs prints each observation whole: its summary, detail, facts, concepts, tags, files read and modified, functions changed, session and time. On a terminal (or with --format md or text) as markdown; in a pipe as observation records. Ids are the numbers mem-search and mem-context show (#12 or 12). An id that does not exist is reported on stderr; the exit status is 1 when none of them exists.",
+    details: DETAILS,
     examples: &[
         ("mem-report --obs 12", "Show observation #12 in full."),
         (
@@ -23,6 +23,14 @@ pub const TOOL: super::Tool = super::Tool {
         ),
     ],
 };
+
+const DETAILS: &str = r#"
+--obs prints each observation whole: its summary, detail, facts, concepts, tags, files read and
+modified, functions changed, session and time. On a terminal (or with --format md or text) as
+markdown; in a pipe as observation records. Ids are the numbers mem-search and mem-context show (#12
+or 12). An id that does not exist is reported on stderr; the exit status is 1 when none of them
+exists.
+"#;
 
 /// Show stored memories in full.
 #[derive(Debug, Parser)]
@@ -33,12 +41,6 @@ pub struct Args {
     pub obs: Vec<String>,
     #[command(flatten)]
     pub common: Common,
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {

@@ -1,6 +1,5 @@
 //! mem-search: hybrid search over observations and session summaries.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, ValueEnum};
@@ -8,7 +7,7 @@ use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cli::{self, Common, Io, Outcome};
+use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
 use crate::project;
 use crate::record::Hit;
@@ -44,15 +43,41 @@ pub const TOOL: super::Tool = super::Tool {
     ],
 };
 
-const DETAILS: &str = "Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score = relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency × w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score scaled by the best candidate's; similarity the cosine of the query's and the record's vectors; recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the files changed in the current git working tree) the record touched. Every weight is configurable (MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
+const DETAILS: &str = r#"
+Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector
+candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score =
+relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency ×
+w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is
+the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score
+scaled by the best candidate's; similarity the cosine of the query's and the record's vectors;
+recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6,
+feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
+files changed in the current git working tree) the record touched. Every weight is configurable
+(MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
 
-Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index, SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts or vector. The query vector is read from embedding_cache (sha256 of the query text as the model's manifest shapes it, e.g. with the Qwen3 instruction). A query not in the cache is embedded by the vector index's model when it is installed in the model cache (MEM_MODELS) or configured (MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
+Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index,
+SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts
+or vector. The query vector is read from embedding_cache (sha256 of the query text as the model's
+manifest shapes it, e.g. with the Qwen3 instruction). A query not in the cache is embedded by the
+vector index's model when it is installed in the model cache (MEM_MODELS) or configured
+(MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or
+MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
 
-Filters: --project (default: the project of the current directory, as capture resolves it: CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project than the current one carry other_project: true and their project); --type; --tags (a tag also matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75, MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of 2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact; anything else is a usage error); --session.
+Filters: --project (default: the project of the current directory, as capture resolves it:
+CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project
+than the current one carry other_project: true and their project); --type; --tags (a tag also
+matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75,
+MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of
+2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact;
+anything else is a usage error); --session.
 
-Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words. An empty query is a usage error (exit 2). No hit exits 1.
+Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words.
+An empty query is a usage error (exit 2). No hit exits 1.
 
---batch FILE (- for stdin) reads JSON lines {\"id\": …, \"query\": …} with optional filters named like the flags (project, projects, all_projects, type, tags, after, before, session, files, limit, min_score, mode, explain) and writes every query's hits tagged with query_id.";
+--batch FILE (- for stdin) reads JSON lines {"id": …, "query": …} with optional filters named like
+the flags (project, projects, all_projects, type, tags, after, before, session, files, limit,
+min_score, mode, explain) and writes every query's hits tagged with query_id.
+"#;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Mode {
@@ -192,12 +217,7 @@ impl ListArg {
 
 /// The project of the current directory, as capture resolves it.
 fn current_project() -> Option<String> {
-    let dir = config::env_nonempty("CLAUDE_PROJECT_DIR").or_else(|| {
-        std::env::current_dir()
-            .ok()
-            .map(|d| d.display().to_string())
-    })?;
-    Some(project::identify(&dir).root)
+    Some(project::identify(&project::current_dir()?).root)
 }
 
 /// Files changed in the git working tree of the current directory (none outside git).
@@ -331,37 +351,15 @@ fn warn_mode(io: &Io, s: &Searcher, hits: &[Hit]) {
 }
 
 fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> Result<Outcome> {
-    let (name, text) = if path == Path::new("-") {
-        let mut b = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut b)?;
-        (
-            "<stdin>".to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        )
-    } else {
-        let b =
-            std::fs::read(path).map_err(|e| Error::input(path.display().to_string(), None, e))?;
-        (
-            path.display().to_string(),
-            String::from_utf8_lossy(&b).into_owned(),
-        )
-    };
-    let mut bad = 0usize;
+    let mut input = Input::open(path)?;
+    let name = input.name().to_string();
     let mut any = false;
     let mut warned = false;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let q: BatchLine = match serde_json::from_str(line) {
+    while let Some((no, v)) = input.next(io)? {
+        let q: BatchLine = match serde_json::from_value(v) {
             Ok(q) => q,
             Err(e) => {
-                io.warn(Error::input(
-                    &name,
-                    Some(i + 1),
-                    format!("invalid query line: {e}"),
-                ));
-                bad += 1;
+                input.bad(io, no, format!("invalid query line: {e}"));
                 continue;
             }
         };
@@ -371,12 +369,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             Some("full") => false,
             None => args.mode == Mode::Probe,
             Some(m) => {
-                io.warn(Error::input(
-                    &name,
-                    Some(i + 1),
-                    format!("unknown mode {m:?}"),
-                ));
-                bad += 1;
+                input.bad(io, no, format!("unknown mode {m:?}"));
                 continue;
             }
         };
@@ -385,12 +378,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             Some(e) => match Engine::from_str(e, true) {
                 Ok(e) => e,
                 Err(_) => {
-                    io.warn(Error::input(
-                        &name,
-                        Some(i + 1),
-                        format!("unknown engine {e:?}"),
-                    ));
-                    bad += 1;
+                    input.bad(io, no, format!("unknown engine {e:?}"));
                     continue;
                 }
             },
@@ -418,7 +406,7 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
                 files: q.files.map(ListArg::into_vec).or(args.files.clone()),
                 limit: q
                     .limit
-                    .map(|l| capped_limit(io, &format!("{name}:{}: limit", i + 1), l))
+                    .map(|l| capped_limit(io, &format!("{name}:{no}: limit"), l))
                     .unwrap_or(args.limit.min(search::MAX_LIMIT)),
                 min_score: q.min_score.or(args.min_score),
                 probe,
@@ -430,9 +418,8 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
         );
         let hits = match req.and_then(|r| s.search(&r)) {
             Ok(h) => h,
-            Err(e @ (Error::Usage(_) | Error::Input { .. })) => {
-                io.warn(Error::input(&name, Some(i + 1), e));
-                bad += 1;
+            Err(e) if matches!(e.root(), Error::Usage(_) | Error::Input { .. }) => {
+                input.bad(io, no, e);
                 continue;
             }
             Err(e) => return Err(e),
@@ -447,24 +434,10 @@ fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> 
             io.record(&h)?;
         }
     }
-    if bad > 0 {
-        // The hits already written stay whole: flush before the error ends the process.
-        io.flush()?;
-        return Err(Error::input(
-            name,
-            None,
-            format!("{bad} bad query line(s) skipped; the others were run"),
-        ));
-    }
+    input.finish()?;
     Ok(if any {
         Outcome::Ok
     } else {
         Outcome::NothingFound
     })
-}
-
-impl cli::ToolArgs for Args {
-    fn common(&self) -> &Common {
-        &self.common
-    }
 }

@@ -10,6 +10,9 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
+mod input;
+pub use input::Input;
+
 /// How a tool ended when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -23,7 +26,9 @@ pub enum Outcome {
 pub enum Format {
     /// One JSON object per line (the default when stdout is not a terminal).
     Jsonl,
-    /// JSON records (the same as jsonl: one object per line).
+    /// One JSON document: the array of all the records (streamed: `[` before the first, `]`
+    /// after the last; `[]` when there is none), or the record itself for a tool whose output is
+    /// one record (mem-context).
     Json,
     /// An aligned table (the default on a terminal).
     Table,
@@ -36,7 +41,7 @@ pub enum Format {
 /// Flags every tool takes.
 #[derive(Debug, Clone, Args, Default)]
 pub struct Common {
-    /// Output format (default: table on a terminal, jsonl otherwise).
+    /// Output format (default: table on a terminal, jsonl otherwise; json: one JSON array of the records, or mem-context's one record).
     #[arg(long, value_enum, global = true)]
     pub format: Option<Format>,
     /// Silence warnings and progress.
@@ -57,6 +62,10 @@ pub struct Io {
     pub quiet: bool,
     pub verbose: u8,
     format: Option<Format>,
+    /// Records written so far, for `--format json`'s array.
+    written: usize,
+    /// `--format json`'s document was one record, written whole ([`Io::document`]).
+    document: bool,
 }
 
 impl Io {
@@ -69,6 +78,8 @@ impl Io {
             quiet: common.quiet,
             verbose: common.verbose,
             format: common.format,
+            written: 0,
+            document: false,
         }
     }
 
@@ -99,10 +110,18 @@ impl Io {
         }
     }
 
-    /// Writes one record as a JSON line.
+    /// Writes one record: a JSON line, or with `--format json` the next element of the array
+    /// [`Io::finish`] closes.
     pub fn record<T: Serialize>(&mut self, rec: &T) -> Result<()> {
-        serde_json::to_writer(&mut self.out, rec)?;
-        self.out.write_all(b"\n")?;
+        if self.format == Some(Format::Json) {
+            self.out
+                .write_all(if self.written == 0 { b"[" } else { b",\n" })?;
+            serde_json::to_writer(&mut self.out, rec)?;
+        } else {
+            serde_json::to_writer(&mut self.out, rec)?;
+            self.out.write_all(b"\n")?;
+        }
+        self.written += 1;
         Ok(())
     }
 
@@ -163,6 +182,33 @@ impl Io {
         self.out.flush()?;
         Ok(())
     }
+
+    /// Writes the one record a tool outputs (mem-context's block): as a JSON line, or with
+    /// `--format json` as the whole document, not an array of one.
+    pub fn document<T: Serialize>(&mut self, rec: &T) -> Result<()> {
+        if self.format == Some(Format::Json) && self.written == 0 {
+            serde_json::to_writer(&mut self.out, rec)?;
+            self.out.write_all(b"\n")?;
+            self.document = true;
+            Ok(())
+        } else {
+            self.record(rec)
+        }
+    }
+
+    /// Ends the output: closes `--format json`'s array (also after an error, so what was
+    /// written stays one valid document; a run that failed before writing a record writes
+    /// nothing), then flushes.
+    pub fn finish(&mut self, ok: bool) -> Result<()> {
+        if self.format == Some(Format::Json) && !self.document {
+            match self.written {
+                0 if ok => self.out.write_all(b"[]\n")?,
+                0 => {}
+                _ => self.out.write_all(b"]\n")?,
+            }
+        }
+        self.flush()
+    }
 }
 
 fn cell(v: Option<&serde_json::Value>) -> String {
@@ -210,7 +256,7 @@ pub fn exit_with(prog: &str, result: Result<Outcome>) -> ! {
     let code = match result {
         Ok(Outcome::Ok) => 0,
         Ok(Outcome::NothingFound) => 1,
-        Err(Error::BrokenPipe) => 0,
+        Err(e) if matches!(e.root(), Error::BrokenPipe) => 0,
         Err(e) => {
             eprintln!("{prog}: error: {e}");
             e.exit_code()
@@ -231,30 +277,32 @@ pub struct Tool {
     pub examples: &'static [(&'static str, &'static str)],
 }
 
-/// A tool's parsed arguments, which always include the common flags.
-pub trait ToolArgs: clap::Parser {
-    fn common(&self) -> &Common;
-}
-
-/// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status.
-pub fn main<A: ToolArgs>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
+/// The whole `main` of a tool binary: parse, run, flush, exit with the mapped status. `A`
+/// flattens [`Common`] (`#[command(flatten)] common: Common`), read here from the same matches.
+pub fn main<A: clap::Parser>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
     // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
     // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
     // SAFETY: umask only sets the process's file mode mask; it cannot fail.
     unsafe {
         libc::umask(0o077);
     }
-    let args: A = parse_args();
-    let mut io = Io::std(prog, args.common());
+    let (args, common): (A, Common) = parse_args();
+    let mut io = Io::std(prog, &common);
     // Flush even when the tool failed: records written before the error must reach the pipe.
     let result = run(args, &mut io);
-    let flushed = io.flush();
+    let flushed = io.finish(result.is_ok());
     exit_with(prog, result.and_then(|o| flushed.map(|_| o)))
 }
 
-/// Parses argv with clap, mapping its errors to exit 2 (help and version to 0).
-pub fn parse_args<A: clap::Parser>() -> A {
-    A::try_parse().unwrap_or_else(|e| {
+/// Parses argv with clap, into the tool's arguments and the common flags they flatten, mapping
+/// clap's errors to exit 2 (help and version to 0).
+fn parse_args<A: clap::Parser>() -> (A, Common) {
+    use clap::FromArgMatches;
+    let parsed = A::command()
+        .try_get_matches()
+        .and_then(|m| Ok((A::from_arg_matches(&m)?, Common::from_arg_matches(&m)?)));
+    parsed.unwrap_or_else(|e| {
+        let e = e.format(&mut A::command());
         let code = if e.use_stderr() { 2 } else { 0 };
         let _ = e.print();
         std::process::exit(code)
@@ -265,7 +313,7 @@ pub fn parse_args<A: clap::Parser>() -> A {
 /// whatever goes wrong (an error or a panic) is logged to `$MEM_HOME/logs/<prog>.log` and
 /// becomes `None`, never a failure Claude Code would see.
 pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) -> Option<T> {
-    if crate::config::env_nonempty("MEM_DISABLE").is_some_and(|v| v != "0" && v != "false") {
+    if crate::config::disabled() {
         return None;
     }
     let home = crate::config::data_home();

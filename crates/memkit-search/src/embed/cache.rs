@@ -55,9 +55,9 @@ impl std::fmt::Display for CacheUse {
     }
 }
 
-/// Whether the cache is used (MEM_MODEL_CACHE=0 turns it off).
+/// Whether the cache is used (MEM_MODEL_CACHE or config.toml's model_cache = 0 turns it off).
 pub fn enabled() -> bool {
-    config::env_nonempty("MEM_MODEL_CACHE").is_none_or(|v| v.trim() != "0")
+    config::current().get_on("model_cache")
 }
 
 /// A short key naming one version of a file (path, size, mtime, inode) plus `extra`: a

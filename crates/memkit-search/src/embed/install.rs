@@ -137,9 +137,11 @@ pub fn package(name: &str) -> Option<Package> {
     })
 }
 
-/// The Hugging Face endpoint: MEM_HF_ENDPOINT (a mirror), else https://huggingface.co.
+/// The Hugging Face endpoint: the hf_endpoint setting (a mirror), else https://huggingface.co.
 pub fn endpoint() -> String {
-    config::env_nonempty("MEM_HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".into())
+    config::current()
+        .get("hf_endpoint")
+        .unwrap_or_else(|| "https://huggingface.co".into())
 }
 
 /// Progress of a download: (file, bytes so far, total bytes when known).

@@ -257,7 +257,7 @@ impl QueryEmbedder for QueryModel {
 
 /// Where libonnxruntime is: ORT_DYLIB_PATH, then $MEM_MODELS/runtime/, then the system.
 pub fn runtime_path() -> Result<PathBuf> {
-    if let Some(p) = config::env_nonempty("ORT_DYLIB_PATH") {
+    if let Some(p) = config::ort_dylib_path() {
         let p = PathBuf::from(p);
         if p.is_file() {
             return Ok(p);

@@ -143,7 +143,7 @@ pub fn parse_bound(s: &str, before: bool) -> Result<i64> {
     Err(bad())
 }
 
-/// The weights of the score components (all configurable, see `config::ENV_VARS`).
+/// The weights of the score components (all configurable, see `config::SETTINGS`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Weights {
     pub relevance: f64,
