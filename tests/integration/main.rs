@@ -21,10 +21,16 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-/// Path of a built binary of this package.
+/// Path of a built binary of the workspace (they all land beside `mem`).
 pub fn bin(name: &str) -> PathBuf {
     let mut p = PathBuf::from(env!("CARGO_BIN_EXE_mem"));
     p.set_file_name(name);
+    // cargo test builds the binaries of this package only: mem-capture is memkit-capture's.
+    assert!(
+        p.exists(),
+        "{} is not built: run `cargo build --bins` first (scripts/test does)",
+        p.display()
+    );
     p
 }
 
