@@ -107,16 +107,7 @@ fn settings_with_comments_are_refused_untouched() {
     let text = "{\n  // my model\n  \"model\": \"opus\"\n}\n";
     std::fs::write(&settings, text).unwrap();
     let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    let out = env.run(
-        "mem-install",
-        &[
-            "--settings",
-            settings.to_str().unwrap(),
-            "--bin-dir",
-            &bin_dir,
-        ],
-        b"",
-    );
+    let out = install_into(&env, &settings);
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -205,17 +196,7 @@ fn an_event_that_is_not_a_list_is_an_error_naming_it() {
     let settings = env.dir.path().join("settings.json");
     let text = "{\"hooks\": {\"Stop\": \"x\", \"Notification\": []}}\n";
     std::fs::write(&settings, text).unwrap();
-    let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    let out = env.run(
-        "mem-install",
-        &[
-            "--settings",
-            settings.to_str().unwrap(),
-            "--bin-dir",
-            &bin_dir,
-        ],
-        b"",
-    );
+    let out = install_into(&env, &settings);
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -246,17 +227,7 @@ fn a_settings_file_that_cannot_be_written_is_named_with_the_cause() {
     // A directory where the backup goes: the write fails (even for root).
     let bak = env.dir.path().join("settings.json.memkit.bak");
     std::fs::create_dir(&bak).unwrap();
-    let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    let out = env.run(
-        "mem-install",
-        &[
-            "--settings",
-            settings.to_str().unwrap(),
-            "--bin-dir",
-            &bin_dir,
-        ],
-        b"",
-    );
+    let out = install_into(&env, &settings);
     assert_eq!(out.status.code(), Some(5), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     // What was being done, then why: the context chain of `Error`.
@@ -267,4 +238,19 @@ fn a_settings_file_that_cannot_be_written_is_named_with_the_cause() {
         )),
         "{err}"
     );
+}
+
+/// `mem-install --settings FILE` with this build's binaries.
+fn install_into(env: &Env, settings: &std::path::Path) -> std::process::Output {
+    let bin_dir = bin("mem").parent().unwrap().display().to_string();
+    env.run(
+        "mem-install",
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--bin-dir",
+            &bin_dir,
+        ],
+        b"",
+    )
 }

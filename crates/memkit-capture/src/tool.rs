@@ -205,16 +205,8 @@ fn hook_inner(home: &Path) -> Result<()> {
     };
     capture::sanitize(&mut value);
     let payload = HookPayload::from_value(value.clone()).expect("object");
-    let project = project_for(payload.cwd.as_deref());
-    if let Some((pr, dir)) = &project
-        && policy.excluded(pr, Some(dir))
-    {
+    let Some((project, origin)) = admit(&policy, &payload) else {
         return Ok(());
-    }
-    let origin = Origin {
-        kind: "hook",
-        at: store::now(),
-        key: None,
     };
     let stored = (|| -> Result<Connection> {
         let conn = store::open_until(&cfg.db_path(), deadline)?;
@@ -391,6 +383,23 @@ fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<O
     Ok(Outcome::Ok)
 }
 
+/// A live payload's project and origin, or `None` when MEM_EXCLUDE excludes its project (then
+/// nothing of it is stored).
+fn admit(policy: &Policy, payload: &HookPayload) -> Option<(Option<(Project, String)>, Origin)> {
+    let project = project_for(payload.cwd.as_deref());
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        return None;
+    }
+    let origin = Origin {
+        kind: "hook",
+        at: store::now(),
+        key: None,
+    };
+    Some((project, origin))
+}
+
 /// Stores one payload of `mem-capture FILE` (unless its project is excluded), counting it.
 fn store_payload(
     tx: &Connection,
@@ -398,17 +407,9 @@ fn store_payload(
     payload: &HookPayload,
     counts: &mut BTreeMap<String, u64>,
 ) -> Result<()> {
-    let project = project_for(payload.cwd.as_deref());
-    if let Some((pr, dir)) = &project
-        && policy.excluded(pr, Some(dir))
-    {
+    let Some((project, origin)) = admit(policy, payload) else {
         *counts.entry("excluded".into()).or_default() += 1;
         return Ok(());
-    }
-    let origin = Origin {
-        kind: "hook",
-        at: store::now(),
-        key: None,
     };
     let s = capture::store_event(tx, policy, payload, &origin, project.as_ref().map(|p| &p.0))?;
     *counts.entry("events".into()).or_default() += 1;
