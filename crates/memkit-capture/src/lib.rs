@@ -19,7 +19,6 @@ pub mod transcript;
 #[cfg(test)]
 mod fuzz;
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -201,14 +200,7 @@ fn truncate_value(v: &mut Value) {
     }
 }
 
-/// Text of bytes that should be UTF-8, with U+FFFD for what is not. Validates first: on valid
-/// input `String::from_utf8_lossy` walks byte by byte (7M instructions for a 1 MB payload).
-pub fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(bytes),
-    }
-}
+pub use memkit_core::utf8_lossy;
 
 /// Keeps the first `head` and last `tail` bytes (on char boundaries) with a marker between.
 pub fn head_tail(s: &str, head: usize, tail: usize) -> String {

@@ -58,7 +58,7 @@ fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
     let Ok(bytes) = memkit_capture::transcript::read_regular(path, TRANSCRIPT_TAIL, true) else {
         return (None, None);
     };
-    let text = String::from_utf8_lossy(&bytes);
+    let text = memkit_core::utf8_lossy(&bytes);
     let (mut user, mut assistant) = (None, None);
     for line in text.lines().rev() {
         if user.is_some() && assistant.is_some() {

@@ -87,7 +87,7 @@ pub fn read_stdin() -> Result<Value> {
 
 /// A payload's bytes as a JSON object (invalid UTF-8 replaced, lone surrogates tolerated).
 pub fn parse_payload(bytes: &[u8]) -> Result<Value> {
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::utf8_lossy(bytes);
     if text.trim().is_empty() {
         return Err(Error::input("<stdin>", None, "empty payload"));
     }

@@ -75,7 +75,7 @@ impl Input {
                 return Ok(None);
             }
             self.line += 1;
-            let text = String::from_utf8_lossy(&self.buf);
+            let text = crate::utf8_lossy(&self.buf);
             let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 continue;
