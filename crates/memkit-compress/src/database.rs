@@ -80,7 +80,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
             break;
         }
         add(&mut counts, "captures", rows.len() as u64);
-        let grouped = crate::group(rows.iter().map(Item::from_row).collect());
+        let grouped = crate::group(rows.into_iter().map(Item::from_capture).collect());
         store::write_tx(&conn, |c| {
             for (id, why) in &grouped.skips {
                 queue::finish(c, &[*id], "done", None, Some(why))?;

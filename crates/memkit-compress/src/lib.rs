@@ -51,24 +51,9 @@ pub struct Item {
 }
 
 impl Item {
-    /// A queued capture. Its payload is redacted again: rows stored before a rule existed, or
-    /// under another `[redact]` configuration, go to observations and to the LLM as well.
-    pub fn from_row(r: &queue::Row) -> Item {
-        let mut payload = serde_json::from_str(&r.payload).unwrap_or(Value::Null);
-        memkit_capture::sanitize(&mut payload);
-        Item {
-            id: r.id,
-            session_id: r.session_id.clone(),
-            project: r.project.clone(),
-            event: r.event.clone(),
-            tool_name: r.tool_name.clone(),
-            files: serde_json::from_str(&r.files).unwrap_or_default(),
-            payload,
-            created_at: r.created_at.clone(),
-        }
-    }
-
-    /// A capture record read in filter mode: from anywhere, so redacted before any use.
+    /// A capture record, claimed from the queue or read in filter mode. Its payload is redacted
+    /// again: rows stored before a rule existed, under another `[redact]` configuration, or
+    /// read from anywhere, go to observations and to the LLM as well.
     pub fn from_capture(c: Capture) -> Item {
         let mut payload = c.payload;
         memkit_capture::sanitize(&mut payload);

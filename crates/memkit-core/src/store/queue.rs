@@ -86,38 +86,6 @@ pub fn has_key(conn: &Connection, key: &str) -> Result<bool> {
         .is_some())
 }
 
-/// A queue row as compression reads it.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub id: i64,
-    pub session_id: String,
-    pub project: Option<String>,
-    pub event: String,
-    pub tool_name: Option<String>,
-    pub agent_id: Option<String>,
-    pub payload: String,
-    pub files: String,
-    pub created_at: String,
-}
-
-const ROW_COLS: &str =
-    "id, session_id, project, event, tool_name, agent_id, payload, files, created_at";
-
-/// A row selected with `ROW_COLS`.
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Row> {
-    Ok(Row {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
-        project: r.get(2)?,
-        event: r.get(3)?,
-        tool_name: r.get(4)?,
-        agent_id: r.get(5)?,
-        payload: r.get(6)?,
-        files: r.get(7)?,
-        created_at: r.get(8)?,
-    })
-}
-
 /// Is process `pid` alive on this machine?
 fn alive(pid: i64) -> bool {
     if pid <= 0 {
@@ -169,7 +137,7 @@ fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
     (t - open_turn).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Atomically claims the due rows of up to `sessions` sessions (oldest first, so a turn is not
+/// Atomically claims (as capture records) the due rows of up to `sessions` sessions (oldest first, so a turn is not
 /// split between runs) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
 /// take the same row.
 pub fn claim(
@@ -178,16 +146,16 @@ pub fn claim(
     sessions: usize,
     now: &str,
     open_turn: chrono::Duration,
-) -> Result<Vec<Row>> {
+) -> Result<Vec<Capture>> {
     let sql = format!(
         "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
          WHERE {DUE} AND q.session_id IN (
              SELECT q.session_id FROM pending_queue q WHERE {DUE}
              GROUP BY q.session_id ORDER BY min(q.created_at) LIMIT ?3)
-         RETURNING {ROW_COLS}"
+         RETURNING {CAPTURE_COLS}"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let mut rows: Vec<Row> = stmt
+    let mut rows: Vec<Capture> = stmt
         .query_map(
             params![
                 pid,
@@ -195,7 +163,7 @@ pub fn claim(
                 sessions.max(1) as i64,
                 grace_cutoff(now, open_turn)
             ],
-            from_row,
+            capture_from_row,
         )?
         .collect::<rusqlite::Result<_>>()?;
     rows.sort_by(|a, b| {
