@@ -439,42 +439,9 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         b.set_prefix("mem-capture");
         b
     });
-    let parsed: Vec<Result<Parsed>> = files
-        .par_iter()
-        .map(|f| {
-            let bytes =
-                std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
-            Ok(transcript::parse(f, &bytes))
-        })
-        .collect();
-    let mut parsed: Vec<Parsed> = parsed.into_iter().collect::<Result<_>>()?;
-    // A summary line describes the session holding its leafUuid, usually another file's.
-    let mut owner: HashMap<&str, &str> = HashMap::new();
-    for p in &parsed {
-        if let Some(sid) = &p.session_id {
-            for u in &p.uuids {
-                owner.insert(u.as_str(), sid.as_str());
-            }
-        }
-    }
-    let titles: Vec<(String, String)> = parsed
-        .iter()
-        .flat_map(|p| {
-            p.summaries.iter().filter_map(|(text, leaf)| {
-                owner
-                    .get(leaf.as_str())
-                    .map(|s| s.to_string())
-                    .or_else(|| {
-                        (!p.events.is_empty())
-                            .then(|| p.session_id.clone())
-                            .flatten()
-                    })
-                    .map(|sid| (sid, text.clone()))
-            })
-        })
-        .collect();
+    let mut parsed = parse_all(files)?;
+    let titles = session_titles(&parsed);
     let summaries_found: usize = parsed.iter().map(|p| p.summaries.len()).sum();
-    drop(owner);
 
     let conn = store::open(&cfg.db_path())?;
     let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
@@ -495,70 +462,7 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         *counts.entry("files".into()).or_default() += 1;
         *counts.entry("tool_calls".into()).or_default() += p.tool_uses as u64;
         *counts.entry("unpaired".into()).or_default() += p.unpaired as u64;
-        let Some(sid) = p.session_id.clone() else {
-            continue;
-        };
-        let project = p.cwd.as_deref().map(|cwd| {
-            let mut pr = project::identify(cwd);
-            if pr.branch.is_none() {
-                pr.branch = p.branch.clone();
-            }
-            (pr, cwd.to_string())
-        });
-        if let Some((pr, dir)) = &project
-            && policy.excluded(pr, Some(dir))
-        {
-            *counts.entry("excluded".into()).or_default() += 1;
-            continue;
-        }
-        let rec = sessions.entry(sid.clone()).or_insert_with(|| Session {
-            v: memkit_core::record::VERSION,
-            session_id: sid.clone(),
-            project: project.as_ref().map(|p| p.0.root.clone()),
-            branch: p.branch.clone(),
-            started_at: None,
-            files: 0,
-            prompts: 0,
-            tool_calls: 0,
-            queued: 0,
-            duplicates: 0,
-            skipped: 0,
-        });
-        rec.files += 1;
-        rec.tool_calls += p.tool_uses;
-        let start_ev = transcript::session_start(p);
-        let events = std::mem::take(&mut p.events);
-        let stored = store::write_tx(&conn, |tx| {
-            let mut total = Stored::default();
-            for (payload, origin) in start_ev.iter().chain(events.iter()) {
-                let s = capture::store_event(
-                    tx,
-                    policy,
-                    payload,
-                    origin,
-                    project.as_ref().map(|p| &p.0),
-                )?;
-                if payload.event.as_deref() == Some("UserPromptSubmit") {
-                    rec.prompts += 1;
-                }
-                total.queued += s.queued;
-                total.duplicates += s.duplicates;
-                total.skipped.extend(s.skipped);
-            }
-            Ok(total)
-        })?;
-        if let Some(first) = events.first() {
-            let at = &first.1.at;
-            if rec.started_at.as_ref().is_none_or(|s| s > at) {
-                rec.started_at = Some(at.clone());
-            }
-        }
-        rec.queued += stored.queued;
-        rec.duplicates += stored.duplicates;
-        rec.skipped += stored.skipped.len();
-        for (tool, _) in &stored.skipped {
-            *counts.entry(format!("skipped_{tool}")).or_default() += 1;
-        }
+        import_file(&conn, policy, p, &mut sessions, &mut counts)?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -604,4 +508,116 @@ fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Resu
         ));
     }
     Ok(Outcome::Ok)
+}
+
+/// Every transcript file read and parsed, in parallel; a file that cannot be read is an error.
+fn parse_all(files: &[PathBuf]) -> Result<Vec<Parsed>> {
+    let parsed: Vec<Result<Parsed>> = files
+        .par_iter()
+        .map(|f| {
+            let bytes =
+                std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
+            Ok(transcript::parse(f, &bytes))
+        })
+        .collect();
+    parsed.into_iter().collect()
+}
+
+/// (session, title) of each summary line: a summary describes the session holding its
+/// leafUuid, usually another file's (else its own file's session, when that has events).
+fn session_titles(parsed: &[Parsed]) -> Vec<(String, String)> {
+    let mut owner: HashMap<&str, &str> = HashMap::new();
+    for p in parsed {
+        if let Some(sid) = &p.session_id {
+            for u in &p.uuids {
+                owner.insert(u.as_str(), sid.as_str());
+            }
+        }
+    }
+    parsed
+        .iter()
+        .flat_map(|p| {
+            p.summaries.iter().filter_map(|(text, leaf)| {
+                owner
+                    .get(leaf.as_str())
+                    .map(|s| s.to_string())
+                    .or_else(|| {
+                        (!p.events.is_empty())
+                            .then(|| p.session_id.clone())
+                            .flatten()
+                    })
+                    .map(|sid| (sid, text.clone()))
+            })
+        })
+        .collect()
+}
+
+/// Stores one parsed transcript (unless its project is excluded) under its session's record.
+fn import_file(
+    conn: &Connection,
+    policy: &Policy,
+    p: &mut Parsed,
+    sessions: &mut BTreeMap<String, Session>,
+    counts: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    let Some(sid) = p.session_id.clone() else {
+        return Ok(());
+    };
+    let project = p.cwd.as_deref().map(|cwd| {
+        let mut pr = project::identify(cwd);
+        if pr.branch.is_none() {
+            pr.branch = p.branch.clone();
+        }
+        (pr, cwd.to_string())
+    });
+    if let Some((pr, dir)) = &project
+        && policy.excluded(pr, Some(dir))
+    {
+        *counts.entry("excluded".into()).or_default() += 1;
+        return Ok(());
+    }
+    let rec = sessions.entry(sid.clone()).or_insert_with(|| Session {
+        v: memkit_core::record::VERSION,
+        session_id: sid.clone(),
+        project: project.as_ref().map(|p| p.0.root.clone()),
+        branch: p.branch.clone(),
+        started_at: None,
+        files: 0,
+        prompts: 0,
+        tool_calls: 0,
+        queued: 0,
+        duplicates: 0,
+        skipped: 0,
+    });
+    rec.files += 1;
+    rec.tool_calls += p.tool_uses;
+    let start_ev = transcript::session_start(p);
+    let events = std::mem::take(&mut p.events);
+    let stored = store::write_tx(conn, |tx| {
+        let mut total = Stored::default();
+        for (payload, origin) in start_ev.iter().chain(events.iter()) {
+            let s =
+                capture::store_event(tx, policy, payload, origin, project.as_ref().map(|p| &p.0))?;
+            if payload.event.as_deref() == Some("UserPromptSubmit") {
+                rec.prompts += 1;
+            }
+            total.queued += s.queued;
+            total.duplicates += s.duplicates;
+            total.skipped.extend(s.skipped);
+        }
+        Ok(total)
+    })?;
+    if let Some(first) = events.first() {
+        let at = &first.1.at;
+        if rec.started_at.as_ref().is_none_or(|s| s > at) {
+            rec.started_at = Some(at.clone());
+        }
+    }
+    rec.queued += stored.queued;
+    rec.duplicates += stored.duplicates;
+    rec.skipped += stored.skipped.len();
+    for (tool, _) in &stored.skipped {
+        *counts.entry(format!("skipped_{tool}")).or_default() += 1;
+    }
+    Ok(())
 }
