@@ -141,119 +141,12 @@ pub fn update(
     let mut next = Vec::new();
     let models = models(conn)?;
     for (model, dim) in &models {
-        let file = Layout::vector_file(model, *dim);
-        let path = layout.dir.join(&file);
         let prev = state
             .vectors
             .iter()
-            .find(|v| &v.model == model && v.dim == *dim)
-            .cloned();
-        let mut rep = Report {
-            name: file.trim_end_matches(".usearch").to_string(),
-            ..Report::default()
-        };
-        let loaded = match (&prev, opts.rebuild) {
-            (_, true) => {
-                rep.reason = Some("asked".into());
-                None
-            }
-            (None, _) => {
-                rep.reason = Some("no index state".into());
-                None
-            }
-            (Some(p), _) if p.quantization != opts.quantization => {
-                rep.reason = Some(format!(
-                    "storage {} → {}",
-                    p.quantization, opts.quantization
-                ));
-                None
-            }
-            (Some(_), _) => match load(&path, *dim, q) {
-                Ok(x) => Some(x),
-                Err(e) => {
-                    rep.reason = Some(e.to_string());
-                    None
-                }
-            },
-        };
-        let since = loaded
-            .as_ref()
-            .and(prev.as_ref())
-            .and_then(|p| p.upto.clone());
-        let (index, mut have) = match loaded {
-            Some(x) => x,
-            None => {
-                rep.rebuilt = true;
-                (new_index(*dim, q)?, HashSet::new())
-            }
-        };
-        // What the database holds for this model.
-        let rows = embeddings::owners(conn, model, *dim)?
-            .into_iter()
-            .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id)));
-        let plan = super::plan(rows, |k| have.contains(&k), since);
-        for k in have
-            .iter()
-            .filter(|k| !plan.keys.contains(k))
-            .copied()
-            .collect::<Vec<_>>()
-        {
-            let _ = index.remove(k);
-            have.remove(&k);
-            rep.removed += 1;
-        }
-        // Fetch the vectors to add.
-        let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plan.todo.len());
-        if rep.rebuilt {
-            for (kind, id, v) in embeddings::all(conn, model, *dim)? {
-                vecs.push((vector_key(&kind, id), v));
-            }
-        } else {
-            for c in &plan.todo {
-                let (kind, id) = &c.row;
-                vecs.push((c.key, embeddings::get(conn, kind, *id, model, *dim)?));
-            }
-        }
-        vecs.retain(|(_, v)| v.len() == *dim);
-        for (k, _) in &vecs {
-            if have.contains(k) {
-                let _ = index.remove(*k);
-                rep.updated += 1;
-            } else {
-                rep.added += 1;
-            }
-        }
-        let threads = opts.threads.clamp(1, super::MAX_THREADS);
-        index
-            .reserve_capacity_and_threads(index.size() + vecs.len() + 16, threads)
-            .map_err(|e| index_err("vector reserve", e))?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| index_err("threads", e))?;
-        pool.install(|| {
-            vecs.par_iter()
-                .try_for_each(|(k, v)| index.add(*k, v).map(|_| ()))
-        })
-        .map_err(|e| index_err("vector add", e))?;
-        for (k, _) in &vecs {
-            have.insert(*k);
-        }
-        let tmp = layout.dir.join(format!("{file}.tmp"));
-        index
-            .save(&tmp.to_string_lossy())
-            .map_err(|e| index_err("vector save", e))?;
-        std::fs::rename(&tmp, &path)?;
-        write_keys(&path, &have)?;
-        rep.docs = have.len() as u64;
-        next.push(VectorState {
-            model: model.clone(),
-            dim: *dim,
-            quantization: opts.quantization.clone(),
-            count: have.len() as u64,
-            upto: plan.upto,
-            file,
-        });
+            .find(|v| &v.model == model && v.dim == *dim);
+        let (rep, st) = update_one(conn, layout, prev, (model, dim), opts, q)?;
+        next.push(st);
         reports.push(rep);
     }
     // Indexes of models no longer in the database, and any not in the state (left by an
@@ -272,6 +165,140 @@ pub fn update(
     }
     state.vectors = next;
     Ok(reports)
+}
+
+/// The index the last run saved, when it can be kept (not asked to rebuild, same storage,
+/// readable); otherwise `None`, with the reason in `rep`.
+fn open_previous(
+    prev: Option<&VectorState>,
+    opts: &Options,
+    path: &Path,
+    dim: usize,
+    q: ScalarKind,
+    rep: &mut Report,
+) -> Option<(Index, HashSet<u64>)> {
+    match (prev, opts.rebuild) {
+        (_, true) => {
+            rep.reason = Some("asked".into());
+            None
+        }
+        (None, _) => {
+            rep.reason = Some("no index state".into());
+            None
+        }
+        (Some(p), _) if p.quantization != opts.quantization => {
+            rep.reason = Some(format!(
+                "storage {} → {}",
+                p.quantization, opts.quantization
+            ));
+            None
+        }
+        (Some(_), _) => match load(path, dim, q) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                rep.reason = Some(e.to_string());
+                None
+            }
+        },
+    }
+}
+
+/// Brings the index of one model and dimension up to date with the embeddings table (or
+/// rebuilds it), saves it with its key list, and says what it did.
+fn update_one(
+    conn: &Connection,
+    layout: &Layout,
+    prev: Option<&VectorState>,
+    (model, dim): (&String, &usize),
+    opts: &Options,
+    q: ScalarKind,
+) -> Result<(Report, VectorState)> {
+    let file = Layout::vector_file(model, *dim);
+    let path = layout.dir.join(&file);
+    let mut rep = Report {
+        name: file.trim_end_matches(".usearch").to_string(),
+        ..Report::default()
+    };
+    let loaded = open_previous(prev, opts, &path, *dim, q, &mut rep);
+    let since = loaded
+        .as_ref()
+        .and(prev.as_ref())
+        .and_then(|p| p.upto.clone());
+    let (index, mut have) = match loaded {
+        Some(x) => x,
+        None => {
+            rep.rebuilt = true;
+            (new_index(*dim, q)?, HashSet::new())
+        }
+    };
+    // What the database holds for this model.
+    let rows = embeddings::owners(conn, model, *dim)?
+        .into_iter()
+        .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id)));
+    let plan = super::plan(rows, |k| have.contains(&k), since);
+    for k in have
+        .iter()
+        .filter(|k| !plan.keys.contains(k))
+        .copied()
+        .collect::<Vec<_>>()
+    {
+        let _ = index.remove(k);
+        have.remove(&k);
+        rep.removed += 1;
+    }
+    // Fetch the vectors to add.
+    let mut vecs: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plan.todo.len());
+    if rep.rebuilt {
+        for (kind, id, v) in embeddings::all(conn, model, *dim)? {
+            vecs.push((vector_key(&kind, id), v));
+        }
+    } else {
+        for c in &plan.todo {
+            let (kind, id) = &c.row;
+            vecs.push((c.key, embeddings::get(conn, kind, *id, model, *dim)?));
+        }
+    }
+    vecs.retain(|(_, v)| v.len() == *dim);
+    for (k, _) in &vecs {
+        if have.contains(k) {
+            let _ = index.remove(*k);
+            rep.updated += 1;
+        } else {
+            rep.added += 1;
+        }
+    }
+    let threads = opts.threads.clamp(1, super::MAX_THREADS);
+    index
+        .reserve_capacity_and_threads(index.size() + vecs.len() + 16, threads)
+        .map_err(|e| index_err("vector reserve", e))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| index_err("threads", e))?;
+    pool.install(|| {
+        vecs.par_iter()
+            .try_for_each(|(k, v)| index.add(*k, v).map(|_| ()))
+    })
+    .map_err(|e| index_err("vector add", e))?;
+    for (k, _) in &vecs {
+        have.insert(*k);
+    }
+    let tmp = layout.dir.join(format!("{file}.tmp"));
+    index
+        .save(&tmp.to_string_lossy())
+        .map_err(|e| index_err("vector save", e))?;
+    std::fs::rename(&tmp, &path)?;
+    write_keys(&path, &have)?;
+    rep.docs = have.len() as u64;
+    let st = VectorState {
+        model: model.clone(),
+        dim: *dim,
+        quantization: opts.quantization.clone(),
+        count: have.len() as u64,
+        upto: plan.upto,
+        file,
+    };
+    Ok((rep, st))
 }
 
 /// Compares each vector index with the embeddings table.
