@@ -131,7 +131,7 @@ fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
 
 /// Runs a payload through what the hook does with it, into a real database.
 fn hook_path(conn: &rusqlite::Connection, policy: &Policy, bytes: &[u8]) {
-    let text = capture::utf8_lossy(bytes);
+    let text = memkit_core::utf8_lossy(bytes);
     let Ok(mut value) = hook::parse_json(&text) else {
         return;
     };

@@ -200,8 +200,6 @@ fn truncate_value(v: &mut Value) {
     }
 }
 
-pub use memkit_core::utf8_lossy;
-
 /// Keeps the first `head` and last `tail` bytes (on char boundaries) with a marker between.
 pub fn head_tail(s: &str, head: usize, tail: usize) -> String {
     if s.len() <= head + tail {

@@ -166,11 +166,7 @@ fn store_file(
 ) -> Result<()> {
     let bytes =
         std::fs::read(path).map_err(|e| Error::Store(format!("{}: {e}", path.display())))?;
-    let text = crate::utf8_lossy(&bytes);
-    let parsed = memkit_core::hook::parse_json(&text)
-        .ok()
-        .and_then(|v| HookPayload::from_value(v.clone()).map(|_| v));
-    let Some(mut value) = parsed else {
+    let Ok(mut value) = memkit_core::hook::parse_payload(&bytes) else {
         events::log(
             conn,
             None,

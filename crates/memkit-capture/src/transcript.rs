@@ -148,7 +148,7 @@ fn payload(fields: Value) -> HookPayload {
 /// Parses one transcript file's bytes. Never fails: bad lines are reported in `bad_lines`.
 pub fn parse(path: &Path, bytes: &[u8]) -> Parsed {
     let mut r = Reader::new(path);
-    for (i, line) in crate::utf8_lossy(bytes).lines().enumerate() {
+    for (i, line) in memkit_core::utf8_lossy(bytes).lines().enumerate() {
         r.line(i + 1, line);
     }
     r.finish()

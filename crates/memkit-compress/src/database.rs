@@ -30,12 +30,13 @@ pub struct Done {
     pub counts: BTreeMap<String, u64>,
 }
 
+/// Adds `n` to count `k` of a run's summary record.
 pub fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
     *counts.entry(k.into()).or_default() += n;
 }
 
 /// The compressor's LLM accounting, added to a run's counts.
-pub fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
+fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
     add(counts, "chunks", c.stats.chunks);
     add(counts, "llm_calls", c.stats.calls);
     add(counts, "llm_failed_calls", c.stats.failed_calls);

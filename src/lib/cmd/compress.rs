@@ -141,10 +141,6 @@ fn open_turn(cfg: &Config) -> Result<chrono::Duration> {
     ))
 }
 
-fn add(counts: &mut BTreeMap<String, u64>, k: &str, n: u64) {
-    *counts.entry(k.into()).or_default() += n;
-}
-
 fn finish(
     io: &mut Io,
     recs: &[Observation],
@@ -192,13 +188,13 @@ fn filter(
                 if v.get("type").and_then(Value::as_str) != Some("summary") {
                     io.record(&v)?;
                 }
-                add(&mut counts, "passed_through", 1);
+                compress::database::add(&mut counts, "passed_through", 1);
             }
         }
     }
     let done = compress::database::compress_items(cfg, b, opts, items)?;
     for (k, n) in done.counts {
-        add(&mut counts, &k, n);
+        compress::database::add(&mut counts, &k, n);
     }
     finish(io, &done.observations, counts, start)?;
     input.finish()?;
