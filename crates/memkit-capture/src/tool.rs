@@ -204,7 +204,7 @@ fn hook_inner(home: &Path) -> Result<()> {
         Err(e) => return Err(e),
     };
     capture::sanitize(&mut value);
-    let payload = HookPayload::from_value(value.clone()).expect("object");
+    let payload = HookPayload::from_value(value).expect("object");
     let Some((project, origin)) = admit(&policy, &payload) else {
         return Ok(());
     };
@@ -235,7 +235,8 @@ fn hook_inner(home: &Path) -> Result<()> {
             Ok(())
         }
         Err(e) => {
-            let mut value = value;
+            // The redacted payload itself (its map moves here): the common path copies nothing.
+            let mut value = serde_json::Value::Object(payload.raw);
             value["_memkit"] = json!({"at": origin.at, "project_dir": project.map(|p| p.1),
                                       "why": e.to_string()});
             let event = payload.event.as_deref().unwrap_or("unknown");
