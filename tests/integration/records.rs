@@ -107,6 +107,7 @@ fn hit_and_index_records_are_pinned() {
         other_project: true,
         kind: "decision".into(),
         title: "Use WAL".into(),
+        external_id: None,
         line: Some("Readers never block".into()),
         session_id: None,
         summary: None,

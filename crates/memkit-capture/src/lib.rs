@@ -440,19 +440,49 @@ impl Writer<'_> {
 }
 
 /// Stores a manual memory (`mem-capture --note`) at high priority.
+/// A manual memory: `--note`'s text, or one line of `--notes`.
+#[derive(Debug, Clone, Default)]
+pub struct Note {
+    pub text: String,
+    /// As given: a tag keeps its case.
+    pub tags: Vec<String>,
+    pub title: Option<String>,
+    /// The note's id where it came from, verbatim.
+    pub external_id: Option<String>,
+    /// When it was written (stored form); `None` = now.
+    pub date: Option<String>,
+}
+
+/// Queues a manual note; returns its queue id, or `None` when the very same imported note
+/// (same project, id and content) is already queued.
 pub fn store_note(
     conn: &Connection,
-    text: &str,
-    tags: &[String],
+    note: &Note,
     project: Option<&Project>,
-) -> Result<i64> {
-    let mut payload = json!({"note": text, "tags": tags});
+) -> Result<Option<i64>> {
+    let mut payload = json!({"note": note.text, "tags": note.tags});
+    for (k, v) in [
+        ("title", &note.title),
+        ("external_id", &note.external_id),
+        ("date", &note.date),
+    ] {
+        if let Some(v) = v {
+            payload[k] = json!(v);
+        }
+    }
     sanitize(&mut payload);
-    let at = store::now();
+    let at = note.date.clone().unwrap_or_else(store::now);
     if let Some(pr) = project {
         projects::upsert(conn, &pr.root, &pr.name, pr.source)?;
     }
-    let id = queue::insert(
+    // Only a note with an id can be the same note again: a re-import of an unchanged file adds
+    // nothing, a changed note is queued and replaces what it said.
+    let dedup_key = note.external_id.as_ref().map(|_| {
+        let root = project.map(|p| p.root.as_str()).unwrap_or("");
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(format!("{root}\0{payload}"));
+        format!("note:{}", hex::encode(digest))
+    });
+    let Some(id) = queue::insert(
         conn,
         &queue::NewCapture {
             session_id: "manual".into(),
@@ -465,11 +495,13 @@ pub fn store_note(
             files: Vec::new(),
             priority: Priority::High,
             origin: "note",
-            dedup_key: None,
+            dedup_key,
             created_at: at,
         },
     )?
-    .ok_or_else(|| Error::Store("note was not stored".into()))?;
+    else {
+        return Ok(None);
+    };
     events::log(
         conn,
         Some("manual"),
@@ -478,5 +510,5 @@ pub fn store_note(
         "info",
         Some(&json!({"queue_id": id})),
     )?;
-    Ok(id)
+    Ok(Some(id))
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 use rusqlite::Connection;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate as capture;
 use crate::spool::Spool;
@@ -117,11 +117,16 @@ pub struct Args {
     /// Save a manual memory with this text.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["transcript", "transcripts", "input"])]
     pub note: Option<String>,
+    /// Import notes from a JSONL file (- for stdin): one {"text", "tags"?, "project"?, "date"?,
+    /// "id"?, "title"?} per line.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["note", "transcript", "transcripts", "input"])]
+    pub notes: Option<PathBuf>,
     /// Tags for --note, comma-separated.
     #[arg(long, value_delimiter = ',', requires = "note")]
     pub tags: Vec<String>,
-    /// Project for --note: a directory or a known project name (default: the current project).
-    #[arg(long, requires = "note")]
+    /// Project for --note and --notes: a known project name or a directory (default: the
+    /// current project).
+    #[arg(long)]
     pub project: Option<String>,
     /// Store the hook payloads read from a JSONL file (- for stdin).
     #[arg(value_name = "FILE")]
@@ -147,6 +152,12 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let policy = Policy::from_config(&cfg)?;
     if let Some(text) = &args.note {
         return note(io, &cfg, text, &args.tags, args.project.as_deref());
+    }
+    if let Some(path) = &args.notes {
+        return notes(io, &cfg, path, args.project.as_deref());
+    }
+    if args.project.is_some() {
+        return Err(Error::Usage("--project goes with --note or --notes".into()));
     }
     if !args.transcript.is_empty() || !args.transcripts.is_empty() {
         let mut files = args.transcript.clone();
@@ -280,6 +291,48 @@ fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
     Ok(())
 }
 
+/// The project a note names: a stored project's name first, then a directory, else a new
+/// project of that name; `None` for none named and no current project. With the excluded
+/// directory to check, when the project is the current directory's.
+fn note_project(
+    conn: &Connection,
+    named: Option<&str>,
+) -> Result<(Option<Project>, Option<String>)> {
+    let Some(name) = named else {
+        let cwd = std::env::current_dir()?.display().to_string();
+        return Ok(match project_for(Some(&cwd)) {
+            // The directory counts too: it may lie under an excluded path inside the repo.
+            Some((p, dir)) => (Some(p), Some(dir)),
+            None => (None, None),
+        });
+    };
+    // A lookup that fails counts as an unknown name.
+    if let Some((root, name)) = store::projects::find(conn, name).ok().flatten() {
+        return Ok((
+            Some(Project {
+                root,
+                name,
+                branch: None,
+                source: "path",
+            }),
+            None,
+        ));
+    }
+    if Path::new(name).is_dir() {
+        let dir = std::path::absolute(name)?.display().to_string();
+        return Ok((Some(project::identify(&dir)), None));
+    }
+    Ok((
+        Some(Project {
+            root: name.to_string(),
+            name: project::name_of(name),
+            branch: None,
+            source: "path",
+        }),
+        None,
+    ))
+}
+
 fn note(
     io: &mut Io,
     cfg: &Config,
@@ -292,38 +345,7 @@ fn note(
     }
     let policy = Policy::from_config(cfg)?;
     let conn = store::open(&cfg.db_path())?;
-    let mut excluded_dir = None;
-    let pr = match project {
-        Some(p) if Path::new(p).is_dir() => Some(project::identify(
-            &std::path::absolute(p)?.display().to_string(),
-        )),
-        Some(name) => {
-            // As before: a lookup that fails counts as an unknown name.
-            let known = store::projects::find(&conn, name).ok().flatten();
-            Some(match known {
-                Some((root, name)) => Project {
-                    root,
-                    name,
-                    branch: None,
-                    source: "path",
-                },
-                None => Project {
-                    root: name.to_string(),
-                    name: project::name_of(name),
-                    branch: None,
-                    source: "path",
-                },
-            })
-        }
-        None => {
-            let cwd = std::env::current_dir()?.display().to_string();
-            project_for(Some(&cwd)).map(|(p, dir)| {
-                // The directory counts too: it may lie under an excluded path inside the repo.
-                excluded_dir = Some(dir);
-                p
-            })
-        }
-    };
+    let (pr, excluded_dir) = note_project(&conn, project)?;
     if let Some(p) = &pr
         && policy.excluded(p, excluded_dir.as_deref())
     {
@@ -332,12 +354,132 @@ fn note(
             p.root
         )));
     }
-    let id = store::write_tx(&conn, |tx| capture::store_note(tx, text, tags, pr.as_ref()))?;
+    let n = capture::Note {
+        text: text.to_string(),
+        tags: tags.to_vec(),
+        ..Default::default()
+    };
+    let id = store::write_tx(&conn, |tx| capture::store_note(tx, &n, pr.as_ref()))?
+        .ok_or_else(|| Error::Store("note was not stored".into()))?;
     let rec = load_capture(&conn, id)?;
     io.listing(
         &[rec],
         &["id", "event", "project", "priority", "created_at"],
     )?;
+    Ok(Outcome::Ok)
+}
+
+/// One line of `--notes` as a note and the project it names, or why it cannot be one.
+fn parse_note(v: &Value) -> std::result::Result<(capture::Note, Option<String>), String> {
+    let text_of = |k: &str| -> std::result::Result<Option<String>, String> {
+        match &v[k] {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            // Ids are often numbers; kept as written.
+            Value::Number(n) if k == "id" => Ok(Some(n.to_string())),
+            other => Err(format!("{k:?} must be a string, not {other}")),
+        }
+    };
+    let text = match (text_of("text")?, text_of("note")?) {
+        (Some(t), _) | (None, Some(t)) if !t.trim().is_empty() => t,
+        _ => return Err("no \"text\": a note needs some text".into()),
+    };
+    let tags = match &v["tags"] {
+        Value::Null => Vec::new(),
+        Value::String(s) => s.split(',').map(|t| t.trim().to_string()).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|t| t.as_str().map(|t| t.trim().to_string()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("\"tags\" must be strings")?,
+        other => return Err(format!("\"tags\" must be a list of strings, not {other}")),
+    };
+    let date = match text_of("date")? {
+        Some(d) => Some(store::parse_time(&d).ok_or_else(|| {
+            format!("date {d:?}: use YYYY-MM-DD or an ISO datetime such as 2026-02-21T14:30:00Z")
+        })?),
+        None => None,
+    };
+    let external_id = match text_of("id")? {
+        Some(id) => Some(id),
+        None => text_of("key")?,
+    };
+    Ok((
+        capture::Note {
+            text,
+            tags: tags.into_iter().filter(|t| !t.is_empty()).collect(),
+            title: text_of("title")?,
+            external_id,
+            date,
+        },
+        text_of("project")?,
+    ))
+}
+
+/// Notes stored per transaction by `--notes`.
+const NOTE_BATCH: usize = 1000;
+
+/// `mem-capture --notes FILE`: many notes in one process, with their own dates, tags and ids.
+fn notes(io: &mut Io, cfg: &Config, path: &Path, project: Option<&str>) -> Result<Outcome> {
+    let start = Instant::now();
+    let policy = Policy::from_config(cfg)?;
+    let mut input = Input::open(path)?;
+    let conn = store::open(&cfg.db_path())?;
+    let default = note_project(&conn, project)?;
+    let mut projects: HashMap<String, (Option<Project>, Option<String>)> = HashMap::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut batch: Vec<(capture::Note, Option<Project>)> = Vec::new();
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((no, v)) = next {
+            match parse_note(&v) {
+                Err(why) => input.bad(io, no, why),
+                Ok((note, named)) => {
+                    let (pr, dir) = match named {
+                        None => default.clone(),
+                        Some(n) => match projects.get(&n) {
+                            Some(p) => p.clone(),
+                            None => {
+                                let p = note_project(&conn, Some(&n))?;
+                                projects.insert(n, p.clone());
+                                p
+                            }
+                        },
+                    };
+                    if pr
+                        .as_ref()
+                        .is_some_and(|p| policy.excluded(p, dir.as_deref()))
+                    {
+                        *counts.entry("excluded".into()).or_default() += 1;
+                    } else {
+                        batch.push((note, pr));
+                    }
+                }
+            }
+            if batch.len() < NOTE_BATCH {
+                continue;
+            }
+        }
+        if !batch.is_empty() {
+            store::write_tx(&conn, |tx| {
+                for (note, pr) in batch.drain(..) {
+                    let key = match capture::store_note(tx, &note, pr.as_ref())? {
+                        Some(_) => "queued",
+                        None => "duplicates",
+                    };
+                    *counts.entry(key.into()).or_default() += 1;
+                }
+                Ok(())
+            })?;
+        }
+        if end {
+            break;
+        }
+    }
+    counts.insert("bad_lines".into(), input.bad_lines());
+    finish(io, counts, start)?;
+    input.finish()?;
     Ok(Outcome::Ok)
 }
 

@@ -99,7 +99,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
                 Ok(r)
             })?;
             o.id = Some(id);
-            o.created_at = Some(now);
+            o.created_at = o.created_at.or(Some(now));
             recs.push(o);
             add(&mut counts, "notes", 1);
         }

@@ -79,6 +79,18 @@ pub fn find_duplicate(conn: &Connection, o: &Observation, now: &str) -> Result<O
 
 /// Stores `o` (linked to its sources), or merges it into a duplicate. Returns (id, merged).
 pub fn store(conn: &Connection, o: &Observation, now: &str) -> Result<(i64, bool)> {
+    // An imported note with its own id is that note again, whatever it says now.
+    if let Some(ext) = &o.external_id
+        && let Some(id) = observations::by_external_id(conn, o.project.as_deref(), ext)?
+    {
+        let o = Observation {
+            id: Some(id),
+            ..o.clone()
+        };
+        observations::replace_imported(conn, &o, now)?;
+        observations::link(conn, id, &o.sources)?;
+        return Ok((id, true));
+    }
     if !o.is_manual
         && let Some(id) = find_duplicate(conn, o, now)?
         && let Some(mut old) = observations::get(conn, id)?

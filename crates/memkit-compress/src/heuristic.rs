@@ -1014,11 +1014,18 @@ pub fn note(it: &Item) -> Observation {
     } else {
         "discovery"
     };
-    let title: String = {
+    let given = |k: &str| {
+        it.payload[k]
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let title: String = given("title").unwrap_or_else(|| {
         let s = first_sentence(&text, 100);
         let ws: Vec<&str> = s.split_whitespace().take(10).collect();
         ws.join(" ")
-    };
+    });
     let mut o = Observation {
         v: memkit_core::record::VERSION,
         kind: kind.into(),
@@ -1032,6 +1039,9 @@ pub fn note(it: &Item) -> Observation {
         tags,
         is_manual: true,
         tokens_raw: tokens::estimate(&text) as u64,
+        external_id: given("external_id"),
+        // A note brought with its date was made then (recency and date filters see it there).
+        created_at: given("date"),
         ..Default::default()
     };
     o.tokens_compressed = tokens::estimate(&text_of(&o)) as u64;

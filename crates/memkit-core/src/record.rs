@@ -151,6 +151,9 @@ pub struct Observation {
     pub sources: Vec<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// The id an imported note had where it came from (`mem-capture --notes`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
 }
 
 /// One search result (`"type":"hit"`), best first. `--mode probe` keeps the fields marked
@@ -186,6 +189,9 @@ pub struct Hit {
     pub kind: String,
     /// (probe)
     pub title: String,
+    /// The id an imported note came with (`mem-capture --notes`), verbatim. (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
     /// First line of the summary, at most 120 characters (probe mode only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,

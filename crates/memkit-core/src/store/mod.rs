@@ -382,6 +382,29 @@ pub fn normalize_time(ts: &str) -> String {
         .unwrap_or_else(|_| ts.to_string())
 }
 
+/// A date as a user writes it (RFC 3339, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` or with a `T`;
+/// no zone = UTC) in the stored form; `None` when it is none of these.
+pub fn parse_time(s: &str) -> Option<String> {
+    let s = s.trim();
+    let stored =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(stored(t.with_timezone(&chrono::Utc)));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Some(stored(d.and_hms_opt(0, 0, 0)?.and_utc()));
+    }
+    [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|f| chrono::NaiveDateTime::parse_from_str(s, f).ok())
+    .map(|t| stored(t.and_utc()))
+}
+
 /// Whether a job that reads a whole table, and so runs once a day, is due: its `marker` file
 /// (touched by [`mark_done`]) is a day old or missing, or `every_run` says to run anyway.
 pub fn daily_due(marker: &Path, every_run: bool) -> bool {

@@ -55,10 +55,10 @@ fn content_values(o: &Observation) -> [Value; 11] {
 
 static INSERT: LazyLock<String> = LazyLock::new(|| {
     let cols = CONTENT.join(", ");
-    let marks: Vec<String> = (8..8 + CONTENT.len()).map(|i| format!("?{i}")).collect();
+    let marks: Vec<String> = (9..9 + CONTENT.len()).map(|i| format!("?{i}")).collect();
     format!(
         "INSERT INTO observations (session_id, project, type, title, is_manual, created_at,
-            updated_at, {cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {})",
+            updated_at, external_id, {cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {})",
         marks.join(", ")
     )
 });
@@ -77,7 +77,7 @@ static UPDATE: LazyLock<String> = LazyLock::new(|| {
 
 /// Stores a new observation; returns its id.
 pub fn insert(conn: &Connection, o: &Observation, is_manual: bool, now: &str) -> Result<i64> {
-    let head: [Value; 7] = [
+    let head: [Value; 8] = [
         o.session_id.clone().into(),
         o.project.clone().into(),
         o.kind.clone().into(),
@@ -87,6 +87,7 @@ pub fn insert(conn: &Connection, o: &Observation, is_manual: bool, now: &str) ->
         // imported sessions where they belong; updated_at is when it was stored.
         o.created_at.as_deref().unwrap_or(now).to_string().into(),
         now.to_string().into(),
+        o.external_id.clone().into(),
     ];
     conn.prepare_cached(&INSERT)?
         .execute(params_from_iter(head.into_iter().chain(content_values(o))))?;
@@ -123,7 +124,7 @@ pub fn recent_titles(
 /// The columns [`from_row`] reads.
 pub const COLS: &str = "id, session_id, project, type, title, summary, detail, facts, concepts,
     tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
-    is_manual, created_at";
+    is_manual, created_at, external_id";
 
 /// An observation row selected with [`COLS`] as its record.
 pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
@@ -146,6 +147,7 @@ pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
         tokens_compressed: r.get::<_, i64>(14)? as u64,
         is_manual: r.get::<_, i64>(15)? != 0,
         created_at: r.get(16)?,
+        external_id: r.get(17)?,
         ..Default::default()
     })
 }
@@ -159,6 +161,21 @@ fn select(
     let mut st = conn.prepare(&format!("SELECT {COLS} FROM observations WHERE {filter}"))?;
     let rows = st.query_map(params, from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The observation of `project` imported with `external_id`, if any.
+pub fn by_external_id(
+    conn: &Connection,
+    project: Option<&str>,
+    external_id: &str,
+) -> Result<Option<i64>> {
+    Ok(conn
+        .query_row(
+            "SELECT id FROM observations WHERE project IS ?1 AND external_id = ?2",
+            params![project, external_id],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// Reads one observation back as its record.
@@ -355,4 +372,15 @@ pub fn update(conn: &Connection, o: &Observation, now: &str) -> Result<()> {
     conn.prepare_cached(&UPDATE)?
         .execute(params_from_iter(head.into_iter().chain(content_values(o))))?;
     Ok(())
+}
+
+/// A re-imported note over the observation it was before (`o.id`): what it says, and also its
+/// title, type and date, which an import may change.
+pub fn replace_imported(conn: &Connection, o: &Observation, now: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE observations SET title = ?2, type = ?3, created_at = coalesce(?4, created_at)
+         WHERE id = ?1",
+        params![o.id, o.title, o.kind, o.created_at],
+    )?;
+    update(conn, o, now)
 }

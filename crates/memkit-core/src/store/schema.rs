@@ -167,6 +167,12 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))));
 "#,
+    // 6 (notes import): the key a note was given where it came from (`mem-capture --notes`),
+    // kept verbatim, so a re-import updates the note and a search hit names the original.
+    r#"
+ALTER TABLE observations ADD COLUMN external_id TEXT;
+CREATE INDEX observations_external ON observations(project, external_id) WHERE external_id IS NOT NULL;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

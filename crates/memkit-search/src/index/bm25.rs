@@ -134,7 +134,7 @@ fn to_doc(f: &Fields, d: &Doc) -> TantivyDocument {
         doc.add_text(f.session, s);
     }
     for t in &d.tags {
-        doc.add_text(f.tag, t);
+        doc.add_text(f.tag, t.to_lowercase());
     }
     doc.add_i64(f.created, d.created_ms);
     let texts = [
@@ -257,7 +257,7 @@ pub fn update(
     for chunk in todo.chunks(2000) {
         for o in memkit_core::store::observations::by_ids(conn, chunk)? {
             let d = Doc::of_observation(o);
-            tags.extend(d.tags.iter().cloned());
+            tags.extend(d.tags.iter().map(|t| t.to_lowercase()));
             if have.contains_key(&d.key) {
                 writer.delete_term(Term::from_field_u64(fields.key, d.key));
             }

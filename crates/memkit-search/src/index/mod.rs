@@ -38,8 +38,11 @@ pub struct Doc {
     pub detail: String,
     pub facts: Vec<String>,
     pub concepts: Vec<String>,
+    /// As stored (filters compare them lowercase).
     pub tags: Vec<String>,
     pub files: Vec<String>,
+    /// An imported note's own id.
+    pub external_id: Option<String>,
 }
 
 /// How far each index was brought up to date (`index/state.json`).
@@ -158,8 +161,7 @@ pub fn time_ms(ts: &str) -> i64 {
 }
 
 impl Doc {
-    /// An observation as the indexes hold it (tags lowercase, read and modified files as one
-    /// list).
+    /// An observation as the indexes hold it (read and modified files as one list).
     pub fn of_observation(o: Observation) -> Doc {
         let id = o.id.unwrap_or(0);
         let mut files = o.files_read;
@@ -180,9 +182,10 @@ impl Doc {
             detail: o.detail.unwrap_or_default(),
             facts: o.facts,
             concepts: o.concepts,
-            tags: o.tags.into_iter().map(|t| t.to_lowercase()).collect(),
+            tags: o.tags,
             files,
             created_ms: time_ms(o.created_at.as_deref().unwrap_or("")),
+            external_id: o.external_id,
         }
     }
 
@@ -212,6 +215,7 @@ impl Doc {
             tags: vec![],
             files: s.key_files,
             created_ms: time_ms(&s.at),
+            external_id: None,
         }
     }
 }

@@ -87,7 +87,7 @@ impl Filters {
         if !self.kinds.is_empty() && !self.kinds.contains(&d.kind) {
             return false;
         }
-        if !self.tags.is_empty() && !d.tags.iter().any(|t| self.tags.contains(t)) {
+        if !self.tags.is_empty() && !d.tags.iter().any(|t| self.tags.contains(&t.to_lowercase())) {
             return false;
         }
         if self.after_ms.is_some_and(|a| d.created_ms < a) {
@@ -1019,6 +1019,7 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
         other_project: other,
         kind: d.kind.clone(),
         title: d.title.clone(),
+        external_id: d.external_id.clone(),
         line: req.probe.then(|| one_line(&d.summary, 120)),
         session_id: if full { d.session_id.clone() } else { None },
         summary: full.then(|| d.summary.clone()),
