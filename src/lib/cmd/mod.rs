@@ -4,6 +4,7 @@
 pub mod compress;
 pub mod context;
 pub mod embed;
+pub mod eval;
 pub mod index;
 pub mod install;
 pub mod man;
@@ -24,6 +25,7 @@ pub const ALL: &[Tool] = &[
     search::TOOL,
     context::TOOL,
     report::TOOL,
+    eval::TOOL,
     install::TOOL,
 ];
 

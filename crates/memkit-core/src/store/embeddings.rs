@@ -215,3 +215,36 @@ pub fn put_observations(
     }
     Ok(())
 }
+
+/// Copies the embedding cache between this database and the SQLite file `other` (`into_other`:
+/// from here to there, else back), keeping what the target has. Scratch stores (mem-eval) share
+/// one cache file this way, so a corpus is embedded once. Returns the rows copied.
+pub fn cache_share(conn: &Connection, other: &std::path::Path, into_other: bool) -> Result<usize> {
+    conn.execute(
+        "ATTACH DATABASE ?1 AS shared",
+        [other.display().to_string()],
+    )?;
+    let copy = (|| -> Result<usize> {
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS shared.embedding_cache (
+                model TEXT NOT NULL, dim INTEGER NOT NULL, text_hash TEXT NOT NULL,
+                vector BLOB NOT NULL, created_at TEXT NOT NULL, last_used_at TEXT NOT NULL,
+                PRIMARY KEY (model, dim, text_hash))",
+        )?;
+        let (from, to) = if into_other {
+            ("main", "shared")
+        } else {
+            ("shared", "main")
+        };
+        Ok(conn.execute(
+            &format!(
+                "INSERT OR IGNORE INTO {to}.embedding_cache
+                 SELECT model, dim, text_hash, vector, created_at, last_used_at
+                 FROM {from}.embedding_cache"
+            ),
+            [],
+        )?)
+    })();
+    conn.execute("DETACH DATABASE shared", [])?;
+    copy
+}

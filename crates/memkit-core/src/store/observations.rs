@@ -384,3 +384,11 @@ pub fn replace_imported(conn: &Connection, o: &Observation, now: &str) -> Result
     )?;
     update(conn, o, now)
 }
+
+/// (id, external id) of every imported note that has one.
+pub fn external_ids(conn: &Connection) -> Result<Vec<(i64, String)>> {
+    let mut st =
+        conn.prepare("SELECT id, external_id FROM observations WHERE external_id IS NOT NULL")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

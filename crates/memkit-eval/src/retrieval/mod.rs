@@ -1,0 +1,372 @@
+//! `mem-eval retrieval`: a set's corpus goes into a scratch memory the way a user brings notes
+//! (one note per record, its id kept, its scope as the project), through compression, embedding
+//! and indexing; each query then searches its own scope with each retriever, and the rankings
+//! are scored beside the textbook BM25's over the same text.
+
+pub mod data;
+pub mod metrics;
+pub mod textbook;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use memkit_core::config::Config;
+use memkit_core::project::Project;
+use memkit_core::store;
+use memkit_core::{Error, Result};
+use memkit_search::index;
+use memkit_search::search::{Engine, Filters, Request, Searcher};
+
+pub use data::Set;
+use metrics::Means;
+
+/// The retrievers `--mode` names: memkit's four and the textbook baseline.
+pub const MODES: &[&str] = &["textbook", "fts", "bm25", "vector", "hybrid"];
+
+pub struct Options {
+    pub modes: Vec<String>,
+    /// The embedding model (name or directory) for the vector and hybrid modes.
+    pub model: String,
+    pub ks: Vec<usize>,
+    /// Where scratch memories and the shared embedding cache live.
+    pub work: PathBuf,
+    /// Keep the scratch memory (its path is reported) instead of deleting it.
+    pub keep: bool,
+    /// Hits asked for per query (MRR sees this deep).
+    pub depth: usize,
+}
+
+/// One retriever's figures on one set (`"type":"eval"`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub v: u32,
+    pub set: String,
+    pub mode: String,
+    /// Queries with at least one relevant document (the others are not scored).
+    pub queries: usize,
+    #[serde(flatten)]
+    pub metrics: BTreeMap<String, f64>,
+    /// Median search time per query, milliseconds.
+    pub p50_ms: f64,
+    /// Queries whose hits came from another retriever than asked (e.g. no vector: BM25).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub degraded: usize,
+    pub by_category: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One query's ranking: doc ids, best first, with scores.
+pub type Ranking = Vec<(String, f64)>;
+
+/// What a run made: the reports, and each mode's rankings by qid (for `--run`).
+pub struct Outcome {
+    pub reports: Vec<Report>,
+    pub runs: Vec<(String, Vec<(String, Ranking)>)>,
+    /// The scratch memory, when kept.
+    pub home: Option<PathBuf>,
+}
+
+/// Progress of the long steps: (step, done, total).
+pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
+
+pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
+    for m in &opts.modes {
+        if !MODES.contains(&m.as_str()) {
+            return Err(Error::Usage(format!(
+                "unknown mode {m:?}: use {}",
+                MODES.join(", ")
+            )));
+        }
+    }
+    check_scopes(set)?;
+    let mut out = Outcome {
+        reports: Vec::new(),
+        runs: Vec::new(),
+        home: None,
+    };
+    let mut memory: Option<Memory> = None;
+    for mode in &opts.modes {
+        let started = Instant::now();
+        let mut times = Vec::with_capacity(set.queries.len());
+        let mut rankings = Vec::with_capacity(set.queries.len());
+        let mut degraded = 0;
+        if mode == "textbook" {
+            let mut by_scope: HashMap<&str, Vec<&data::Doc>> = HashMap::new();
+            for d in &set.corpus {
+                by_scope.entry(&d.scope).or_default().push(d);
+            }
+            let indexes: HashMap<&str, textbook::Index> = by_scope
+                .into_iter()
+                .map(|(s, docs)| (s, textbook::Index::new(docs)))
+                .collect();
+            for q in &set.queries {
+                let t = Instant::now();
+                let mut r = indexes
+                    .get(q.scope.as_str())
+                    .map(|ix| ix.search(&q.text))
+                    .unwrap_or_default();
+                r.truncate(opts.depth);
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                rankings.push((q.qid.clone(), r));
+            }
+        } else {
+            if memory.is_none() {
+                memory = Some(Memory::build(set, opts, progress)?);
+            }
+            let mem = memory.as_ref().expect("built");
+            let engine = match mode.as_str() {
+                "fts" => Engine::Fts,
+                "bm25" => Engine::Bm25,
+                "vector" => Engine::Vector,
+                _ => Engine::Auto,
+            };
+            for (i, q) in set.queries.iter().enumerate() {
+                let t = Instant::now();
+                let (r, used) = mem.search(q, engine, opts.depth)?;
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if used.as_deref().is_some_and(|u| u != mode) {
+                    degraded += 1;
+                }
+                rankings.push((q.qid.clone(), r));
+                progress(&format!("{mode} queries"), i + 1, set.queries.len());
+            }
+        }
+        let _ = started;
+        out.reports
+            .push(report(set, mode, &rankings, &times, degraded, &opts.ks));
+        out.runs.push((mode.clone(), rankings));
+    }
+    if let Some(m) = memory {
+        out.home = m.finish(opts.keep)?;
+    }
+    Ok(out)
+}
+
+/// Every relevant document must lie in its query's scope, or the figures mean nothing.
+fn check_scopes(set: &Set) -> Result<()> {
+    let scope_of: HashMap<&str, &str> = set
+        .corpus
+        .iter()
+        .map(|d| (d.id.as_str(), d.scope.as_str()))
+        .collect();
+    if scope_of.len() != set.corpus.len() {
+        return Err(Error::Usage(format!(
+            "{}: document ids repeat in the corpus",
+            set.name
+        )));
+    }
+    let outside = set
+        .queries
+        .iter()
+        .filter_map(|q| Some((q, set.qrels.get(&q.qid)?)))
+        .flat_map(|(q, rels)| rels.keys().map(move |d| (q, d)))
+        .filter(|(q, d)| scope_of.get(d.as_str()).is_some_and(|s| *s != q.scope))
+        .count();
+    if outside > 0 {
+        return Err(Error::Usage(format!(
+            "{}: {outside} relevant documents lie outside their query's scope",
+            set.name
+        )));
+    }
+    Ok(())
+}
+
+fn report(
+    set: &Set,
+    mode: &str,
+    rankings: &[(String, Ranking)],
+    times: &[f64],
+    degraded: usize,
+    ks: &[usize],
+) -> Report {
+    let mut means = Means::default();
+    let empty = HashMap::new();
+    for (q, (_, r)) in set.queries.iter().zip(rankings) {
+        let rels = set.qrels.get(&q.qid).unwrap_or(&empty);
+        if !rels.values().any(|r| *r > 0) {
+            continue;
+        }
+        let ids: Vec<String> = r.iter().map(|x| x.0.clone()).collect();
+        means.add(q.category.as_deref(), &metrics::score(&ids, rels, ks));
+    }
+    let by_category = means
+        .categories()
+        .into_iter()
+        .map(|c| {
+            let mut m = means.of(&c);
+            m.insert("queries".into(), means.count(&c) as f64);
+            (c, m)
+        })
+        .collect();
+    Report {
+        kind: "eval",
+        v: memkit_core::record::VERSION,
+        set: set.name.clone(),
+        mode: mode.to_string(),
+        queries: means.count(metrics::ALL),
+        metrics: means.of(metrics::ALL),
+        p50_ms: median(times),
+        degraded,
+        by_category,
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    (s[s.len() / 2] * 1000.0).round() / 1000.0
+}
+
+/// A scratch memory holding one set.
+struct Memory {
+    home: PathBuf,
+    searcher: Searcher,
+    /// Observation id → the record's id in the set.
+    ids: HashMap<i64, String>,
+}
+
+impl Memory {
+    fn build(set: &Set, opts: &Options, progress: Progress) -> Result<Memory> {
+        std::fs::create_dir_all(&opts.work)?;
+        let home = opts.work.join(format!(
+            "memory-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_millis()
+        ));
+        std::fs::create_dir_all(&home)?;
+        let cfg = Config::load(&home)?;
+        let mut conn = store::open(&cfg.db_path())?;
+        let notes: Vec<_> = set.corpus.iter().map(note_of).collect::<Result<_>>()?;
+        store::write_tx(&conn, |tx| {
+            for (i, (note, project)) in notes.iter().enumerate() {
+                memkit_capture::store_note(tx, note, Some(project))?;
+                if i % 1000 == 0 {
+                    progress("import", i, notes.len());
+                }
+            }
+            Ok(())
+        })?;
+        let run = memkit_compress::database::Run {
+            sessions_per_round: 1_000_000,
+            summaries: false,
+            open_turn: chrono::Duration::zero(),
+        };
+        progress("compress", 0, 1);
+        memkit_compress::database::compress_queue(
+            &cfg,
+            memkit_compress::llm::Backend::heuristic(),
+            memkit_compress::Options::from_config(&cfg)?,
+            &run,
+        )?;
+        if opts.modes.iter().any(|m| m == "vector" || m == "hybrid") {
+            let cache = opts.work.join("embedding-cache.db");
+            store::embeddings::cache_share(&conn, &cache, false)?;
+            let dir = memkit_search::embed::resolve_model(&opts.model)?;
+            memkit_search::embed::store::embed_database(&mut conn, &dir, None, None, |d, t| {
+                progress("embed", d, t)
+            })?;
+            store::embeddings::cache_share(&conn, &cache, true)?;
+        }
+        progress("index", 0, 1);
+        index::update(
+            &conn,
+            &index::Layout::new(&home),
+            &index::Options::default(),
+        )?;
+        let ids = memkit_core::store::observations::external_ids(&conn)?
+            .into_iter()
+            .collect();
+        let mut searcher = Searcher::open(&home, conn, &cfg)?;
+        searcher.use_installed_model()?;
+        Ok(Memory {
+            home,
+            searcher,
+            ids,
+        })
+    }
+
+    /// A query's ranking in its scope, and the retriever the hits say was used.
+    fn search(
+        &self,
+        q: &data::Query,
+        engine: Engine,
+        depth: usize,
+    ) -> Result<(Ranking, Option<String>)> {
+        let req = Request {
+            text: q.text.clone(),
+            filters: Filters {
+                projects: Some(vec![q.scope.clone()]),
+                ..Filters::default()
+            },
+            limit: depth,
+            current_project: Some(q.scope.clone()),
+            engine,
+            ..Request::default()
+        };
+        let hits = self.searcher.search(&req)?;
+        let used = hits.first().map(|h| h.mode.clone());
+        let ranking = hits
+            .into_iter()
+            .filter(|h| h.source == "observation")
+            .filter_map(|h| Some((self.ids.get(&h.id)?.clone(), h.score)))
+            .collect();
+        Ok((ranking, used))
+    }
+
+    /// Deletes the scratch memory, or says where it is.
+    fn finish(self, keep: bool) -> Result<Option<PathBuf>> {
+        let home = self.home.clone();
+        drop(self);
+        if keep {
+            return Ok(Some(home));
+        }
+        std::fs::remove_dir_all(&home)?;
+        Ok(None)
+    }
+}
+
+/// A corpus record as the note a user would import (`mem-capture --notes`).
+fn note_of(d: &data::Doc) -> Result<(memkit_capture::Note, Project)> {
+    let date =
+        match &d.date {
+            Some(s) => Some(store::parse_time(s).ok_or_else(|| {
+                Error::Usage(format!("document {}: date {s:?} is not a date", d.id))
+            })?),
+            None => None,
+        };
+    Ok((
+        memkit_capture::Note {
+            text: d.text.clone(),
+            tags: d.tags.clone(),
+            title: d.title.clone().filter(|t| !t.trim().is_empty()),
+            external_id: Some(d.id.clone()),
+            date,
+        },
+        Project {
+            root: d.scope.clone(),
+            name: d.scope.clone(),
+            branch: None,
+            source: "path",
+        },
+    ))
+}
+
+/// `work` default: the cache directory, where the shared embedding cache survives runs.
+pub fn default_work() -> PathBuf {
+    memkit_core::config::models_dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("eval")
+}

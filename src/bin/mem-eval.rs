@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-eval", memkit::cmd::eval::run)
+}
