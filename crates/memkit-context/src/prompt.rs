@@ -173,16 +173,9 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
         {
             continue;
         }
-        // A memory holds a term when any of its text fields does; the largest field count is
-        // the closest cheap estimate of that.
-        let mut df = 0u64;
-        for f in &b.fields.text {
-            let c = searcher
-                .doc_freq(&Term::from_field_text(*f, &t.text))
-                .map_err(|e| memkit_search::index::index_err("doc freq", e))?;
-            df = df.max(c);
-        }
-        let df = df as f64;
+        let df = searcher
+            .doc_freq(&Term::from_field_text(b.fields.text, &t.text))
+            .map_err(|e| memkit_search::index::index_err("doc freq", e))? as f64;
         out.push(QTerm {
             text: t.text.clone(),
             known: df > 0.0,

@@ -329,11 +329,66 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         COLUMNS_FULL
     };
     io.listing(&hits, cols)?;
-    Ok(if hits.is_empty() {
-        Outcome::NothingFound
+    if hits.is_empty() {
+        io.warn(why_nothing(&searcher, &req)?);
+        return Ok(Outcome::NothingFound);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Why a search found nothing, and what to do about it: no project here, nothing stored or
+/// indexed yet, memories waiting in the queue, or simply no match among so many.
+fn why_nothing(s: &Searcher, req: &search::Request) -> Result<String> {
+    let conn = &s.conn;
+    let projects = req.filters.projects.as_deref();
+    let scope = match projects {
+        None => "any project".to_string(),
+        Some([]) => {
+            return Ok(
+                "nothing found: no project here (not in a git repository or a known \
+                project); try --all-projects or --project NAME"
+                    .into(),
+            );
+        }
+        Some(ps) => ps
+            .iter()
+            .map(|p| project::name_of(p))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let stored: i64 = match projects {
+        None => store::observations::count(conn, None)?,
+        Some(ps) => ps
+            .iter()
+            .map(|p| store::observations::count(conn, Some(p)))
+            .sum::<Result<i64>>()?,
+    };
+    let waiting = store::queue::waiting(conn, projects)?;
+    let queued = if waiting > 0 {
+        format!("; {waiting} captures are waiting in the queue (mem-pipeline compresses them)")
     } else {
-        Outcome::Ok
-    })
+        String::new()
+    };
+    if stored == 0 {
+        let all = store::observations::count(conn, None)?;
+        let elsewhere = if projects.is_some() && all > 0 {
+            format!(" ({all} in other projects: try --all-projects)")
+        } else {
+            String::new()
+        };
+        return Ok(format!(
+            "nothing found: no memories in {scope} yet{elsewhere}{queued}"
+        ));
+    }
+    if s.state.is_none() {
+        return Ok(format!(
+            "nothing found: nothing indexed yet (run mem-pipeline or mem-index){queued}"
+        ));
+    }
+    Ok(format!(
+        "nothing found: no memory in {scope} matches {:?} ({stored} searched){queued}",
+        req.text
+    ))
 }
 
 fn warn_mode(io: &Io, s: &Searcher, hits: &[Hit]) {

@@ -325,15 +325,15 @@ pub struct FtsFilter {
     /// Inclusive bounds on created_at (stored time text).
     pub after: Option<String>,
     pub before: Option<String>,
+    /// Lowercase tags, any of which a record must have ([`matching_ids`] only; FTS5 results
+    /// are checked by the caller).
+    pub tags: Vec<String>,
 }
 
-/// (id, score) of the best `limit` observations matching the FTS5 expression `expr` (higher is
-/// better), within `f`.
-pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
-    let mut sql = String::from(
-        "SELECT o.id, -bm25(observations_fts) FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid WHERE observations_fts MATCH ?1",
-    );
-    let mut params: Vec<Value> = vec![expr.to_string().into()];
+/// The `AND …` clauses of `f` over the observation alias `o`, their parameters appended to
+/// `params`; `None` when `f` matches nothing (an empty project list).
+fn filter_sql(f: &FtsFilter, params: &mut Vec<Value>, with_tags: bool) -> Option<String> {
+    let mut sql = String::new();
     let mut push = |sql: &mut String, clause: &str, vals: Vec<String>| {
         let mut marks = Vec::new();
         for v in vals {
@@ -344,7 +344,7 @@ pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result
     };
     if let Some(ps) = &f.projects {
         if ps.is_empty() {
-            return Ok(vec![]);
+            return None;
         }
         push(&mut sql, " AND o.project IN ({})", ps.clone());
     }
@@ -360,6 +360,39 @@ pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result
     if let Some(b) = &f.before {
         push(&mut sql, " AND o.created_at <= {}", vec![b.clone()]);
     }
+    if with_tags && !f.tags.is_empty() {
+        push(
+            &mut sql,
+            " AND EXISTS (SELECT 1 FROM json_each(o.tags) j WHERE lower(j.value) IN ({}))",
+            f.tags.clone(),
+        );
+    }
+    Some(sql)
+}
+
+/// Ids of the observations that pass `f` (tags included): what a filtered vector search may
+/// return.
+pub fn matching_ids(conn: &Connection, f: &FtsFilter) -> Result<Vec<i64>> {
+    let mut params: Vec<Value> = Vec::new();
+    let Some(clauses) = filter_sql(f, &mut params, true) else {
+        return Ok(vec![]);
+    };
+    let mut st = conn.prepare(&format!("SELECT o.id FROM observations o WHERE 1{clauses}"))?;
+    let rows = st.query_map(params_from_iter(params), |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// (id, score) of the best `limit` observations matching the FTS5 expression `expr` (higher is
+/// better), within `f`.
+pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let mut sql = String::from(
+        "SELECT o.id, -bm25(observations_fts) FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid WHERE observations_fts MATCH ?1",
+    );
+    let mut params: Vec<Value> = vec![expr.to_string().into()];
+    let Some(clauses) = filter_sql(f, &mut params, false) else {
+        return Ok(vec![]);
+    };
+    sql.push_str(&clauses);
     sql.push_str(&format!(" ORDER BY bm25(observations_fts) LIMIT {limit}"));
     let mut st = conn.prepare(&sql)?;
     let rows = st.query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;

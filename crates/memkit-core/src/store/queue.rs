@@ -74,6 +74,24 @@ pub fn pending_count(conn: &Connection, session_id: &str) -> Result<i64> {
     )?)
 }
 
+/// Captures not yet compressed (raw or being processed) of `projects` (`None`: all).
+pub fn waiting(conn: &Connection, projects: Option<&[String]>) -> Result<i64> {
+    let mut st = conn.prepare(
+        "SELECT project, count(*) FROM pending_queue WHERE status IN ('raw','processing') GROUP BY project",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    let mut n = 0;
+    for row in rows {
+        let (p, c) = row?;
+        if projects.is_none_or(|ps| p.is_some_and(|p| ps.contains(&p))) {
+            n += c;
+        }
+    }
+    Ok(n)
+}
+
 /// Whether a row with this dedup key exists (used to report re-import skips).
 pub fn has_key(conn: &Connection, key: &str) -> Result<bool> {
     Ok(conn

@@ -121,6 +121,34 @@ fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<Summary> {
     })
 }
 
+/// Rowids of the summarised sessions of `projects` (`None`: all) in the time bounds (stored
+/// time text, inclusive), of `session` when given: what a filtered vector search may return.
+pub fn matching_rowids(
+    conn: &Connection,
+    projects: Option<&[String]>,
+    session: Option<&str>,
+    after: Option<&str>,
+    before: Option<&str>,
+) -> Result<Vec<i64>> {
+    let mut st = conn.prepare(
+        "SELECT rowid, project FROM sessions WHERE summary IS NOT NULL AND summary != ''
+           AND (?1 IS NULL OR session_id = ?1)
+           AND (?2 IS NULL OR coalesce(ended_at, last_activity_at, started_at, '') >= ?2)
+           AND (?3 IS NULL OR coalesce(ended_at, last_activity_at, started_at, '') <= ?3)",
+    )?;
+    let rows = st.query_map(rusqlite::params![session, after, before], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, p) = row?;
+        if projects.is_none_or(|ps| p.is_some_and(|p| ps.contains(&p))) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
 /// Every session with a summary, by rowid.
 pub fn summaries(conn: &Connection) -> Result<Vec<Summary>> {
     let mut st = conn.prepare(&format!(

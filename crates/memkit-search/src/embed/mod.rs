@@ -60,6 +60,11 @@ pub struct Manifest {
     pub document_prefix: String,
     #[serde(default)]
     pub matryoshka_dims: Vec<usize>,
+    /// The cosine a record found by vectors alone must reach to be a hit: below it, this model
+    /// says as much for unrelated text (nonsense queries reach it too). Set from measurements;
+    /// none = no floor.
+    #[serde(default)]
+    pub similarity_floor: Option<f32>,
 }
 
 fn default_max_tokens() -> usize {
@@ -856,7 +861,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// The `vector` blob layout is the store's.
 pub use memkit_core::store::embeddings::{from_blob, to_blob};
 
-/// The text embedded for an observation: title, summary, detail, facts and concepts.
+/// The text embedded for an observation: [`crate::index::searchable_text`] of its title, summary,
+/// detail, facts and concepts (a title or concept the body already says is not embedded twice).
 pub fn observation_text(
     title: &str,
     summary: &str,
@@ -864,19 +870,10 @@ pub fn observation_text(
     facts: &[String],
     concepts: &[String],
 ) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for p in [title, summary, detail.unwrap_or("")] {
-        if !p.trim().is_empty() {
-            parts.push(p.trim().to_string());
-        }
-    }
-    if !facts.is_empty() {
-        parts.push(facts.join("\n"));
-    }
-    if !concepts.is_empty() {
-        parts.push(concepts.join(", "));
-    }
-    parts.join("\n")
+    let mut body: Vec<&str> = vec![summary, detail.unwrap_or("")];
+    body.extend(facts.iter().map(String::as_str));
+    let extras: Vec<&str> = concepts.iter().map(String::as_str).collect();
+    crate::index::searchable_text(title, &body, &extras, true)
 }
 
 #[cfg(test)]

@@ -12,17 +12,6 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 use super::{Check, Doc, Layout, Options, Report, State, index_err};
 use memkit_core::Result;
 
-/// Text fields and their query boosts.
-pub const TEXT_FIELDS: &[(&str, f32)] = &[
-    ("title", 2.0),
-    ("summary", 1.2),
-    ("detail", 0.8),
-    ("facts", 1.0),
-    ("concepts", 1.0),
-    ("tags_text", 1.0),
-    ("files", 0.8),
-];
-
 /// The schema's fields by role.
 #[derive(Debug, Clone)]
 pub struct Fields {
@@ -32,8 +21,12 @@ pub struct Fields {
     pub session: Field,
     pub tag: Field,
     pub created: Field,
-    /// In [`TEXT_FIELDS`] order.
-    pub text: Vec<Field>,
+    /// Everything searchable, as one field: one BM25 over one text, so that a word the title,
+    /// the summary and the concepts all repeat is not counted once per field. English-stemmed.
+    pub text: Field,
+    /// The same text, lower-cased words as written: a word matched as written scores in both
+    /// fields, one matched only through its stem in one (stemming alone conflates names).
+    pub exact: Field,
 }
 
 pub fn schema() -> (Schema, Fields) {
@@ -44,15 +37,15 @@ pub fn schema() -> (Schema, Fields) {
     let session = b.add_text_field("session", STRING);
     let tag = b.add_text_field("tag", STRING);
     let created = b.add_i64_field("created", INDEXED | FAST);
-    let opts = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer("en_stem")
-            .set_index_option(IndexRecordOption::WithFreqs),
-    );
-    let text = TEXT_FIELDS
-        .iter()
-        .map(|(name, _)| b.add_text_field(name, opts.clone()))
-        .collect();
+    let analysed = |tokenizer: &str| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        )
+    };
+    let text = b.add_text_field("text", analysed("en_stem"));
+    let exact = b.add_text_field("exact", analysed("default"));
     (
         b.build(),
         Fields {
@@ -63,6 +56,7 @@ pub fn schema() -> (Schema, Fields) {
             tag,
             created,
             text,
+            exact,
         },
     )
 }
@@ -77,8 +71,13 @@ pub struct Bm25 {
 impl Bm25 {
     /// The analyser of the text fields (English stemming): how queries are turned into terms.
     pub fn analyzer(&self) -> Result<tantivy::tokenizer::TextAnalyzer> {
+        self.analyzer_of(self.fields.text)
+    }
+
+    /// The analyser of `field` (how a query is turned into its terms).
+    pub fn analyzer_of(&self, field: Field) -> Result<tantivy::tokenizer::TextAnalyzer> {
         self.index
-            .tokenizer_for_field(self.fields.text[0])
+            .tokenizer_for_field(field)
             .map_err(|e| index_err("tokenizer", e))
     }
 
@@ -137,19 +136,10 @@ fn to_doc(f: &Fields, d: &Doc) -> TantivyDocument {
         doc.add_text(f.tag, t.to_lowercase());
     }
     doc.add_i64(f.created, d.created_ms);
-    let texts = [
-        d.title.clone(),
-        d.summary.clone(),
-        d.detail.clone(),
-        d.facts.join("\n"),
-        d.concepts.join("\n"),
-        d.tags.join(" "),
-        d.files.join("\n"),
-    ];
-    for (field, text) in f.text.iter().zip(texts) {
-        if !text.is_empty() {
-            doc.add_text(*field, text);
-        }
+    let text = d.search_text();
+    if !text.is_empty() {
+        doc.add_text(f.text, &text);
+        doc.add_text(f.exact, text);
     }
     doc
 }

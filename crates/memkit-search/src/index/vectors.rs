@@ -44,22 +44,52 @@ impl Vectors {
         })
     }
 
-    /// Nearest keys with their cosine similarity, best first.
-    pub fn search(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
-        if q.len() != self.dim || self.index.size() == 0 {
+    /// Nearest keys with their cosine similarity, best first, ties by key; only keys in
+    /// `allowed` when given. A filter is applied inside the search, never to a global top-k (a
+    /// small project would get a short page): up to [`EXACT_MAX`] allowed keys are compared
+    /// one by one (exact, and the same whatever order the index was built in), more through
+    /// usearch's filtered HNSW search.
+    pub fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        allowed: Option<&HashSet<u64>>,
+    ) -> Result<Vec<(u64, f32)>> {
+        if q.len() != self.dim || self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let m = self
-            .index
-            .search(q, k)
-            .map_err(|e| index_err("vector search", e))?;
-        Ok(m.keys
-            .into_iter()
-            .zip(m.distances)
-            .map(|(k, d)| (k, 1.0 - d))
-            .collect())
+        let mut out: Vec<(u64, f32)> = match allowed {
+            Some(keys) if keys.len() <= EXACT_MAX => {
+                let mut buf = vec![0f32; self.dim];
+                let mut out = Vec::with_capacity(keys.len());
+                for &key in keys {
+                    if self.index.get(key, &mut buf).unwrap_or(0) > 0 {
+                        out.push((key, crate::embed::cosine(q, &buf)));
+                    }
+                }
+                out
+            }
+            _ => {
+                let m = match allowed {
+                    Some(keys) => self.index.filtered_search(q, k, |key| keys.contains(&key)),
+                    None => self.index.search(q, k),
+                }
+                .map_err(|e| index_err("vector search", e))?;
+                m.keys
+                    .into_iter()
+                    .zip(m.distances)
+                    .map(|(k, d)| (k, 1.0 - d))
+                    .collect()
+            }
+        };
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        Ok(out)
     }
 }
+
+/// The most allowed keys a filtered search compares one by one (a few milliseconds).
+pub const EXACT_MAX: usize = 8192;
 
 fn keys_path(path: &Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();

@@ -8,8 +8,10 @@
 //! [`crate::embed::QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
+pub mod bm25;
+
 pub use memkit_core::record::Explain;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::path::Path;
 
@@ -18,11 +20,11 @@ use serde::Serialize;
 use tantivy::Term;
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery,
+    BooleanQuery, ConstScoreQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery,
 };
 use tantivy::schema::IndexRecordOption;
 
-use crate::index::bm25::{Bm25, TEXT_FIELDS};
+use crate::index::bm25::Bm25;
 use crate::index::vectors::Vectors;
 use crate::index::{Doc, Layout, State, VectorState};
 use memkit_core::config::Config;
@@ -78,6 +80,54 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// The filters as the store applies them.
+    fn store_filter(&self) -> memkit_core::store::observations::FtsFilter {
+        memkit_core::store::observations::FtsFilter {
+            projects: self.projects.clone(),
+            kinds: self.kinds.clone(),
+            session: self.session.clone(),
+            after: self.after_ms.map(ms_text),
+            before: self.before_ms.map(ms_text),
+            tags: self.tags.clone(),
+        }
+    }
+
+    /// Whether any filter is set (else every record passes).
+    pub fn restricts(&self) -> bool {
+        self.projects.is_some()
+            || !self.kinds.is_empty()
+            || !self.tags.is_empty()
+            || self.after_ms.is_some()
+            || self.before_ms.is_some()
+            || self.session.is_some()
+    }
+
+    /// The keys of the records that pass, from the database; `None` when nothing is filtered.
+    pub fn keys(&self, conn: &Connection) -> Result<Option<HashSet<u64>>> {
+        use memkit_core::store::{observations, sessions, vector_key};
+        if !self.restricts() {
+            return Ok(None);
+        }
+        let f = self.store_filter();
+        let mut keys: HashSet<u64> = observations::matching_ids(conn, &f)?
+            .into_iter()
+            .map(|id| vector_key("observation", id))
+            .collect();
+        if (self.kinds.is_empty() || self.kinds.iter().any(|k| k == "session"))
+            && self.tags.is_empty()
+        {
+            let rows = sessions::matching_rowids(
+                conn,
+                self.projects.as_deref(),
+                self.session.as_deref(),
+                f.after.as_deref(),
+                f.before.as_deref(),
+            )?;
+            keys.extend(rows.into_iter().map(|r| vector_key("session", r)));
+        }
+        Ok(Some(keys))
+    }
+
     pub fn passes(&self, d: &Doc) -> bool {
         if let Some(ps) = &self.projects
             && !d.project.as_ref().is_some_and(|p| ps.contains(p))
@@ -157,6 +207,8 @@ pub struct Weights {
     pub half_life_days: f64,
     pub rrf_k: f64,
     pub tag_similarity: f32,
+    pub bm25_k1: f64,
+    pub bm25_b: f64,
     #[serde(skip)]
     pub type_weights: HashMap<String, f64>,
 }
@@ -174,6 +226,8 @@ impl Default for Weights {
             half_life_days: 2.0,
             rrf_k: 60.0,
             tag_similarity: 0.75,
+            bm25_k1: 1.2,
+            bm25_b: 0.75,
             type_weights: [
                 ("decision", 0.8),
                 ("bugfix", 0.7),
@@ -208,6 +262,8 @@ impl Weights {
         num("search_weight_project", &mut w.project)?;
         num("search_half_life_days", &mut w.half_life_days)?;
         num("search_rrf_k", &mut w.rrf_k)?;
+        num("search_bm25_k1", &mut w.bm25_k1)?;
+        num("search_bm25_b", &mut w.bm25_b)?;
         let mut ts = w.tag_similarity as f64;
         num("search_tag_similarity", &mut ts)?;
         w.tag_similarity = ts as f32;
@@ -288,6 +344,8 @@ pub struct Searcher {
     model_hint: Option<String>,
     /// The installed model of the vector index, when there is one.
     index_model: std::cell::OnceCell<Option<(std::path::PathBuf, crate::embed::Manifest)>>,
+    /// `search_similarity_floor`, over the model's own.
+    floor_setting: Option<f64>,
 }
 
 impl Searcher {
@@ -416,7 +474,15 @@ impl Searcher {
             embed_error: std::cell::RefCell::new(None),
             model_hint: cfg.get("embed_model"),
             index_model: std::cell::OnceCell::new(),
+            floor_setting: cfg.get_num("search_similarity_floor")?,
         })
+    }
+
+    fn bm25_params(&self) -> bm25::Params {
+        bm25::Params {
+            k1: self.weights.bm25_k1 as f32,
+            b: self.weights.bm25_b as f32,
+        }
     }
 
     /// The vector index, memory-mapped on first use; `None` when missing or unreadable.
@@ -437,6 +503,15 @@ impl Searcher {
                 crate::embed::find_model(&v.model, self.model_hint.as_deref())
             })
             .as_ref()
+    }
+
+    /// The cosine a vector-only hit must reach: the setting, else the index model's manifest.
+    pub fn similarity_floor(&self) -> Option<f64> {
+        self.floor_setting.or_else(|| {
+            self.index_model()
+                .and_then(|m| m.1.similarity_floor)
+                .map(f64::from)
+        })
     }
 
     /// Lets queries missing from the cache be embedded by the vector index's model, loaded on
@@ -592,7 +667,13 @@ impl Searcher {
             return Err(Error::Usage("empty query".into()));
         }
         let limit = req.limit.clamp(1, MAX_LIMIT);
-        let c = self.candidates(req, limit)?;
+        let mut c = self.candidates(req, limit)?;
+        // Any record is some vector's nearest neighbour: one that only the vector arm found is
+        // a hit when it is similar enough to mean something, so nonsense finds nothing.
+        if let Some(floor) = self.similarity_floor() {
+            let lexical: HashSet<u64> = c.lexical.iter().map(|x| x.0).collect();
+            c.vector.retain(|(k, s)| *s >= floor || lexical.contains(k));
+        }
         let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k);
         let sims: HashMap<u64, f64> = match (&c.query_vector, self.vectors()) {
             (Some(q), Some(v)) => self.similarities(q, &v.model, v.dim, fused.keys())?,
@@ -635,18 +716,22 @@ impl Searcher {
             Engine::Vector => (vec![], None),
             Engine::Fts => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
             _ => match &self.bm25 {
-                Some(b) => (bm25_search(b, &req.text, &req.filters, k)?, Some("bm25")),
+                Some(b) => (
+                    bm25_search(b, &req.text, &req.filters, k, self.bm25_params())?,
+                    Some("bm25"),
+                ),
                 None => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
             },
         };
-        // Over-fetched: filters apply afterwards.
         let vectors = if qvec.is_some() { self.vectors() } else { None };
         let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
-            (Some(q), Some(v)) => v
-                .search(q, (k * 4).min(1000))?
-                .into_iter()
-                .map(|(k, s)| (k, s as f64))
-                .collect(),
+            (Some(q), Some(v)) => {
+                let allowed = req.filters.keys(&self.conn)?;
+                v.search(q, k, allowed.as_ref())?
+                    .into_iter()
+                    .map(|(k, s)| (k, s as f64))
+                    .collect()
+            }
             _ => vec![],
         };
         if req.engine == Engine::Vector && vectors.is_none() {
@@ -676,7 +761,6 @@ impl Searcher {
         let vector = vector
             .into_iter()
             .filter(|x| docs.contains_key(&x.0))
-            .take(k)
             .collect();
         Ok(Candidates {
             lexical,
@@ -724,13 +808,7 @@ impl Searcher {
             .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" OR ");
-        let filter = memkit_core::store::observations::FtsFilter {
-            projects: f.projects.clone(),
-            kinds: f.kinds.clone(),
-            session: f.session.clone(),
-            after: f.after_ms.map(ms_text),
-            before: f.before_ms.map(ms_text),
-        };
+        let filter = f.store_filter();
         let k = if f.tags.is_empty() { k } else { k * 20 };
         Ok(
             memkit_core::store::observations::fts(&self.conn, &expr, &filter, k)?
@@ -891,41 +969,48 @@ pub fn file_overlap(working: &[String], touched: &[String]) -> f64 {
     n as f64 / working.len() as f64
 }
 
-/// BM25 candidates from tantivy: the query's analysed terms over every text field (no query
-/// syntax: user text never reaches a parser), with the filters as required clauses.
-fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, f64)>> {
-    let fields = &b.fields;
-    let mut analyzer = b.analyzer()?;
-    let mut terms: Vec<String> = Vec::new();
+/// The distinct terms `field`'s analyser makes of `text` (at most 32), each with how often the
+/// text has it.
+fn query_terms(b: &Bm25, field: tantivy::schema::Field, text: &str) -> Result<Vec<(Term, u32)>> {
+    let mut analyzer = b.analyzer_of(field)?;
+    let mut terms: Vec<(Term, u32)> = Vec::new();
     let mut stream = analyzer.token_stream(text);
     while let Some(t) = stream.next() {
-        if !terms.contains(&t.text) {
-            terms.push(t.text.clone());
-            if terms.len() == 32 {
-                break;
-            }
+        let term = Term::from_field_text(field, &t.text);
+        if let Some((_, n)) = terms.iter_mut().find(|(x, _)| *x == term) {
+            *n += 1;
+        } else if terms.len() < 32 {
+            terms.push((term, 1));
         }
     }
-    if terms.is_empty() {
+    Ok(terms)
+}
+
+/// BM25 candidates from tantivy: the query's analysed terms, OR-ed, scored by [`bm25`] over the
+/// one searchable field (no query syntax: user text never reaches a parser), with the filters as
+/// required clauses that add nothing to the score.
+fn bm25_search(
+    b: &Bm25,
+    text: &str,
+    f: &Filters,
+    k: usize,
+    params: bm25::Params,
+) -> Result<Vec<(u64, f64)>> {
+    let fields = &b.fields;
+    let mut lexical: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
+    for field in [fields.text, fields.exact] {
+        let terms = query_terms(b, field, text)?;
+        if !terms.is_empty() {
+            lexical.push((Occur::Should, Box::new(bm25::Bm25Query { terms, params })));
+        }
+    }
+    if lexical.is_empty() {
         return Ok(vec![]);
     }
-    let mut should: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
-    for (field, (_, boost)) in fields.text.iter().zip(TEXT_FIELDS) {
-        for t in &terms {
-            let q = TermQuery::new(
-                Term::from_field_text(*field, t),
-                IndexRecordOption::WithFreqs,
-            );
-            should.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(Box::new(q), *boost)),
-            ));
-        }
-    }
     let mut must: Vec<(Occur, Box<dyn TantivyQuery>)> =
-        vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        vec![(Occur::Must, Box::new(BooleanQuery::new(lexical)))];
     let any_of = |field, vals: &[String]| -> Box<dyn TantivyQuery> {
-        Box::new(BooleanQuery::new(
+        let q = BooleanQuery::new(
             vals.iter()
                 .map(|v| {
                     (
@@ -937,7 +1022,8 @@ fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, 
                     )
                 })
                 .collect(),
-        ))
+        );
+        Box::new(ConstScoreQuery::new(Box::new(q), 0.0))
     };
     if let Some(ps) = &f.projects {
         if ps.is_empty() {
@@ -963,7 +1049,8 @@ fn bm25_search(b: &Bm25, text: &str, f: &Filters, k: usize) -> Result<Vec<(u64, 
             .before_ms
             .map(|a| Bound::Included(Term::from_field_i64(fields.created, a)))
             .unwrap_or(Bound::Unbounded);
-        must.push((Occur::Must, Box::new(RangeQuery::new(lo, hi))));
+        let range = Box::new(RangeQuery::new(lo, hi));
+        must.push((Occur::Must, Box::new(ConstScoreQuery::new(range, 0.0))));
     }
     let query = BooleanQuery::new(must);
     let searcher = b.reader.searcher();
@@ -1000,9 +1087,13 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Explain) -> Hit {
-    let other = match (&req.current_project, &d.project) {
-        (Some(c), Some(p)) => c != p,
-        (Some(_), None) => true,
+    // Another project than the one asked for (--project) or, when every project is searched,
+    // than the current one.
+    let other = match (&req.filters.projects, &req.current_project, &d.project) {
+        (Some(ps), _, Some(p)) if !ps.is_empty() => !ps.contains(p),
+        (Some(ps), _, None) if !ps.is_empty() => true,
+        (_, Some(c), Some(p)) => c != p,
+        (_, Some(_), None) => true,
         _ => false,
     };
     let full = !req.probe;
