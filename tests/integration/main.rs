@@ -9,6 +9,7 @@ mod embed;
 mod install;
 mod pipeline;
 mod records;
+mod retrieval;
 mod robust;
 mod search;
 mod secrets;

@@ -419,7 +419,7 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_tag_similarity", 0.0, 1.0),
     Bounds::float("search_bm25_k1", 0.0, 100.0),
     Bounds::float("search_bm25_b", 0.0, 1.0),
-    Bounds::float("search_similarity_floor", -1.0, 1.0),
+    Bounds::float("search_similarity_floor", 0.0, 1.0),
     Bounds::int("context_tokens", 50.0, 200_000.0),
     Bounds::float("context_prompt_coverage", 0.0, 1.0),
     Bounds::int("context_prompt_terms", 0.0, 64.0),

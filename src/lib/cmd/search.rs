@@ -145,6 +145,10 @@ pub struct Args {
     /// Retrievers: auto (hybrid when possible), bm25, vector or fts.
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
+    /// Rank as of this moment (ISO date or datetime) instead of now: recency and so the whole
+    /// ranking are then reproducible (replays, tests, benchmarks).
+    #[arg(long, env = "MEM_NOW", value_name = "TIME")]
+    pub now: Option<String>,
     /// Never load an embedding model: only cached query vectors make a search hybrid.
     #[arg(long)]
     pub no_model: bool,
@@ -288,6 +292,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         return Ok(io.no_memories(&cfg.db_path()));
     };
     let mut searcher = Searcher::open(&home, conn, &cfg)?;
+    if let Some(now) = &args.now {
+        searcher.now_ms =
+            Some(search::parse_bound(now, false).map_err(|e| Error::Usage(format!("--now: {e}")))?);
+    }
     let load = cfg.get_on("search_model_load");
     if load && !args.no_model && args.engine != Engine::Bm25 && args.engine != Engine::Fts {
         searcher.use_installed_model()?;

@@ -71,6 +71,9 @@ pub struct Pending {
     pub owner_id: i64,
     /// The document text (document prefix included).
     pub text: String,
+    /// What the stored vector is checked against: the text's sha256, with its window count
+    /// when it has several (so records embedded before windows existed get theirs).
+    pub hash: String,
 }
 
 /// What the database holds to embed for (model, dim).
@@ -115,7 +118,12 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
             continue;
         }
         let text = format!("{}{}", m.document_prefix, text);
-        let hash = sha256_hex(&text);
+        let hash = match windows(&text, &m.document_prefix, m.max_tokens).len() {
+            1 => sha256_hex(&text),
+            n => sha256_hex(&format!("{text}\0windows {n}")),
+        };
+        // The cache entry of the text itself (its first window) backs the vector.
+        out.hashes.push(sha256_hex(&text));
         let old = embeddings::hash_of(conn, kind, id, &m.name, dim)?;
         if old.as_deref() == Some(hash.as_str()) {
             out.up_to_date += 1;
@@ -124,9 +132,9 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
                 owner_kind: kind,
                 owner_id: id,
                 text,
+                hash,
             });
         }
-        out.hashes.push(hash);
     }
     Ok(out)
 }
@@ -141,15 +149,40 @@ pub fn put_embedding(
     p: &Pending,
     v: &[f32],
 ) -> Result<()> {
-    embeddings::put(
-        conn,
-        p.owner_kind,
-        p.owner_id,
-        model,
-        dim,
-        v,
-        &sha256_hex(&p.text),
-    )
+    embeddings::put(conn, p.owner_kind, p.owner_id, model, dim, v, &p.hash)
+}
+
+/// Most windows one record is embedded in (a record longer than that is found by its first
+/// windows' worth of meaning, and by BM25 over all of it).
+pub const MAX_WINDOWS: usize = 8;
+
+/// `text` (the document prefix included) cut into windows of about `max_tokens` tokens, words
+/// kept whole, overlapping a little: the first is the text itself (the model reads its start,
+/// as before chunking, so the vectors of short records do not change), the others start where
+/// the model stopped reading. Tokens are estimated at 4 for 3 words, on the low side for
+/// English prose, so a window fits.
+pub fn windows(text: &str, prefix: &str, max_tokens: usize) -> Vec<String> {
+    let body = text.strip_prefix(prefix).unwrap_or(text);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let per = (max_tokens.max(16) * 3 / 4).saturating_sub(8).max(8);
+    let overlap = per / 8;
+    let mut out = vec![text.to_string()];
+    let mut start = per - overlap;
+    while start + overlap < words.len() && out.len() < MAX_WINDOWS {
+        let end = (start + per).min(words.len());
+        out.push(format!("{prefix}{}", words[start..end].join(" ")));
+        start = end - overlap;
+    }
+    out
+}
+
+/// One owner's window vectors one after the other, once all are there.
+fn joined(parts: &[Option<Vec<f32>>]) -> Option<Vec<f32>> {
+    let mut out = Vec::new();
+    for p in parts {
+        out.extend_from_slice(p.as_ref()?);
+    }
+    Some(out)
 }
 
 /// Totals of a database run.
@@ -211,20 +244,30 @@ pub fn embed_database(
         up_to_date,
         ..DbRun::default()
     };
-    let mut misses = Vec::new();
+    // Each owner's text in windows the model can read whole (one for most): its vector is
+    // theirs, one after the other, so a long record is found by what its end says too.
+    let parts: Vec<Vec<String>> = pending
+        .iter()
+        .map(|p| windows(&p.text, &m.document_prefix, m.max_tokens))
+        .collect();
+    let mut got: Vec<Vec<Option<Vec<f32>>>> = parts.iter().map(|w| vec![None; w.len()]).collect();
+    let mut misses: Vec<(usize, usize)> = Vec::new();
     store::write_tx(conn, |tx| {
         // Vectors of owners that are gone (deleted observations, sessions) go too.
         run.removed = embeddings::remove_orphans(tx)?;
         if let Some(days) = prune_days {
             run.pruned = prune_cache(tx, &m.name, dim, &hashes, days)?;
         }
-        for p in &pending {
-            match cache_get(tx, &m.name, dim, &p.text)? {
-                Some(v) => {
-                    put_embedding(tx, &m.name, dim, p, &v)?;
-                    run.cache_hits += 1;
+        for (i, p) in pending.iter().enumerate() {
+            for (j, text) in parts[i].iter().enumerate() {
+                match cache_get(tx, &m.name, dim, text)? {
+                    Some(v) => got[i][j] = Some(v),
+                    None => misses.push((i, j)),
                 }
-                None => misses.push(p.clone()),
+            }
+            if let Some(v) = joined(&got[i]) {
+                put_embedding(tx, &m.name, dim, p, &v)?;
+                run.cache_hits += 1;
             }
         }
         Ok(())
@@ -232,32 +275,50 @@ pub fn embed_database(
     if misses.is_empty() {
         return Ok(run);
     }
-    let texts: Vec<&str> = misses.iter().map(|p| p.text.as_str()).collect();
+    let texts: Vec<&str> = misses.iter().map(|&(i, j)| parts[i][j].as_str()).collect();
     let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::for_texts(&texts))?;
-    let total = misses.len();
-    // Vectors arrive in batch order; they are stored a transaction per 64.
-    let mut done: Vec<(usize, Vec<f32>)> = Vec::new();
-    let mut store = |conn: &mut Connection, done: &mut Vec<(usize, Vec<f32>)>| -> Result<()> {
+    let total = misses
+        .iter()
+        .map(|m| m.0)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    // Vectors arrive in batch order; an owner is stored once all its windows are in, a
+    // transaction per 64 owners.
+    let mut ready: Vec<usize> = Vec::new();
+    let mut store = |conn: &mut Connection,
+                     ready: &mut Vec<usize>,
+                     got: &[Vec<Option<Vec<f32>>>]|
+     -> Result<()> {
         store::write_tx(conn, |tx| {
-            for (i, v) in done.iter() {
-                cache_put(tx, &m.name, dim, &misses[*i].text, v)?;
-                put_embedding(tx, &m.name, dim, &misses[*i], v)?;
+            for &i in ready.iter() {
+                for (text, v) in parts[i].iter().zip(&got[i]) {
+                    if let Some(v) = v {
+                        cache_put(tx, &m.name, dim, text, v)?;
+                    }
+                }
+                if let Some(v) = joined(&got[i]) {
+                    put_embedding(tx, &m.name, dim, &pending[i], &v)?;
+                    run.embedded += 1;
+                }
             }
             Ok(())
         })?;
-        run.embedded += done.len();
-        done.clear();
+        ready.clear();
         progress(run.embedded, total);
         Ok(())
     };
-    e.embed_each(&texts, |i, v| {
-        done.push((i, v));
-        if done.len() >= 64 {
-            store(conn, &mut done)?;
+    e.embed_each(&texts, |k, v| {
+        let (i, j) = misses[k];
+        got[i][j] = Some(v);
+        if got[i].iter().all(Option::is_some) {
+            ready.push(i);
+        }
+        if ready.len() >= 64 {
+            store(conn, &mut ready, &got)?;
         }
         Ok(())
     })?;
-    store(conn, &mut done)?;
+    store(conn, &mut ready, &got)?;
     run.tokens = e.tokens_embedded();
     run.load = Some(e.load_report().clone());
     Ok(run)

@@ -12,6 +12,31 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 use super::{Check, Doc, Layout, Options, Report, State, index_err};
 use memkit_core::Result;
 
+/// The analysers of the two text fields: words split on anything but letters and digits,
+/// lower-cased and folded to ASCII (a query for "Aschenbrodel" finds "Aschenbrödel", as SQLite
+/// FTS5's unicode61 does), then stemmed (English) or not.
+const STEMMED: &str = "memkit_stemmed";
+const AS_WRITTEN: &str = "memkit_words";
+
+/// Registers the analysers on `index` (they live in code, not in the index's files).
+fn register_analysers(index: &Index) {
+    use tantivy::tokenizer::{
+        AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+        TextAnalyzer,
+    };
+    let words = || {
+        TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(40))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+    };
+    index.tokenizers().register(AS_WRITTEN, words().build());
+    index.tokenizers().register(
+        STEMMED,
+        words().filter(Stemmer::new(Language::English)).build(),
+    );
+}
+
 /// The schema's fields by role.
 #[derive(Debug, Clone)]
 pub struct Fields {
@@ -44,8 +69,8 @@ pub fn schema() -> (Schema, Fields) {
                 .set_index_option(IndexRecordOption::WithFreqs),
         )
     };
-    let text = b.add_text_field("text", analysed("en_stem"));
-    let exact = b.add_text_field("exact", analysed("default"));
+    let text = b.add_text_field("text", analysed(STEMMED));
+    let exact = b.add_text_field("exact", analysed(AS_WRITTEN));
     (
         b.build(),
         Fields {
@@ -87,6 +112,7 @@ impl Bm25 {
             return Err(index_err("bm25 index", "missing"));
         }
         let index = Index::open_in_dir(dir).map_err(|e| index_err("bm25 index", e))?;
+        register_analysers(&index);
         let (want, fields) = schema();
         if index.schema() != want {
             return Err(index_err("bm25 index", "schema differs"));
@@ -150,7 +176,9 @@ fn create(dir: &Path) -> Result<Index> {
     }
     std::fs::create_dir_all(dir)?;
     let (schema, _) = schema();
-    Index::create_in_dir(dir, schema).map_err(|e| index_err("bm25 index", e))
+    let index = Index::create_in_dir(dir, schema).map_err(|e| index_err("bm25 index", e))?;
+    register_analysers(&index);
+    Ok(index)
 }
 
 /// Puts the finished index `new` in the place of `dir`. Until then a rebuild that fails (or is

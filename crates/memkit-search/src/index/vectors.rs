@@ -27,6 +27,8 @@ pub struct Vectors {
     pub index: Index,
     pub model: String,
     pub dim: usize,
+    /// The saved index's file (its `.keys` sidecar lists the keys).
+    path: std::path::PathBuf,
 }
 
 impl Vectors {
@@ -41,6 +43,7 @@ impl Vectors {
             index,
             model: model.into(),
             dim,
+            path: path.to_path_buf(),
         })
     }
 
@@ -58,34 +61,55 @@ impl Vectors {
         if q.len() != self.dim || self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let mut out: Vec<(u64, f32)> = match allowed {
+        // A small index is compared whole, so that unfiltered results do not depend on how
+        // its graph happened to be built either.
+        let every: Option<HashSet<u64>> = match allowed {
+            None if self.index.size() <= EXACT_MAX => {
+                read_keys(&self.path).map(|k| k.into_iter().collect())
+            }
+            _ => None,
+        };
+        let mut out: Vec<(u64, f32)> = match allowed.or(every.as_ref()) {
             Some(keys) if keys.len() <= EXACT_MAX => {
-                let mut buf = vec![0f32; self.dim];
+                let mut buf = vec![0f32; self.dim * crate::embed::store::MAX_WINDOWS];
                 let mut out = Vec::with_capacity(keys.len());
                 for &key in keys {
-                    if self.index.get(key, &mut buf).unwrap_or(0) > 0 {
-                        out.push((key, crate::embed::cosine(q, &buf)));
+                    let n = self.index.get(key, &mut buf).unwrap_or(0);
+                    if let Some(best) = best_window(q, &buf[..n * self.dim]) {
+                        out.push((key, best));
                     }
                 }
                 out
             }
             _ => {
+                // A record may come back once per window: asked for more, its best kept.
+                let want = k * 2;
                 let m = match allowed {
-                    Some(keys) => self.index.filtered_search(q, k, |key| keys.contains(&key)),
-                    None => self.index.search(q, k),
+                    Some(keys) => self
+                        .index
+                        .filtered_search(q, want, |key| keys.contains(&key)),
+                    None => self.index.search(q, want),
                 }
                 .map_err(|e| index_err("vector search", e))?;
-                m.keys
-                    .into_iter()
-                    .zip(m.distances)
-                    .map(|(k, d)| (k, 1.0 - d))
-                    .collect()
+                let mut best: HashMap<u64, f32> = HashMap::new();
+                for (key, d) in m.keys.into_iter().zip(m.distances) {
+                    let s = best.entry(key).or_insert(f32::MIN);
+                    *s = s.max(1.0 - d);
+                }
+                best.into_iter().collect()
             }
         };
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         Ok(out)
     }
+}
+
+/// The best cosine of `q` with the windows in `flat` (vectors one after the other).
+pub fn best_window(q: &[f32], flat: &[f32]) -> Option<f32> {
+    flat.chunks_exact(q.len())
+        .map(|w| crate::embed::cosine(q, w))
+        .reduce(f32::max)
 }
 
 /// The most allowed keys a filtered search compares one by one (a few milliseconds).
@@ -130,7 +154,14 @@ fn load(path: &Path, dim: usize, q: ScalarKind) -> Result<(Index, HashSet<u64>)>
         .ok_or_else(|| index_err("vector index", "key list missing"))?
         .into_iter()
         .collect();
-    if keys.len() != index.size() || keys.iter().any(|k| !index.contains(*k)) {
+    // One key may hold several vectors (a long record's windows).
+    if !index.multi() {
+        return Err(index_err(
+            "vector index",
+            "one vector per record (rebuilt for windows)",
+        ));
+    }
+    if keys.len() > index.size() || keys.iter().any(|k| !index.contains(*k)) {
         return Err(index_err("vector index", "key list does not match"));
     }
     Ok((index, keys))
@@ -144,7 +175,7 @@ fn new_index(dim: usize, q: ScalarKind) -> Result<Index> {
         connectivity: 16,
         expansion_add: 128,
         expansion_search: 64,
-        multi: false,
+        multi: true,
     };
     Index::new(&opts).map_err(|e| index_err("vector index", e))
 }
@@ -288,7 +319,7 @@ fn update_one(
             vecs.push((c.key, embeddings::get(conn, kind, *id, model, *dim)?));
         }
     }
-    vecs.retain(|(_, v)| v.len() == *dim);
+    vecs.retain(|(_, v)| !v.is_empty() && v.len() % *dim == 0);
     for (k, _) in &vecs {
         if have.contains(k) {
             let _ = index.remove(*k);
@@ -298,8 +329,9 @@ fn update_one(
         }
     }
     let threads = opts.threads.clamp(1, super::MAX_THREADS);
+    let windows: usize = vecs.iter().map(|(_, v)| v.len() / *dim).sum();
     index
-        .reserve_capacity_and_threads(index.size() + vecs.len() + 16, threads)
+        .reserve_capacity_and_threads(index.size() + windows + 16, threads)
         .map_err(|e| index_err("vector reserve", e))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -307,7 +339,8 @@ fn update_one(
         .map_err(|e| index_err("threads", e))?;
     pool.install(|| {
         vecs.par_iter()
-            .try_for_each(|(k, v)| index.add(*k, v).map(|_| ()))
+            .flat_map(|(k, v)| v.par_chunks(*dim).map(move |w| (*k, w)))
+            .try_for_each(|(k, w)| index.add(k, w).map(|_| ()))
     })
     .map_err(|e| index_err("vector add", e))?;
     for (k, _) in &vecs {

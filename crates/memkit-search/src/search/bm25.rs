@@ -1,7 +1,7 @@
 //! BM25 over one searchable field, with k1 and b configurable (tantivy's own term scorer fixes
 //! them at 1.2 and 0.75). A document's score is the sum over the query's terms of idf × tf ×
-//! (k1 + 1) / (tf + k1 × (1 − b + b × |d| / avgdl)), a term written twice in the query counting
-//! twice; the terms are OR-ed, so a record needs only one of them. idf is Robertson–Spärck Jones'
+//! (k1 + 1) / (tf + k1 × (1 − b + b × |d| / avgdl)); the terms are OR-ed, so a record needs only
+//! one of them. idf is Robertson–Spärck Jones'
 //! ln((N − df + 0.5) / (df + 0.5)), floored just above 0 as SQLite FTS5 does: a word in half the
 //! records or more ("what", "did") then scores next to nothing, which measured better than the
 //! ln(1 + …) variant on both development sets. Statistics (N, df, avgdl) are the whole index's.
@@ -28,16 +28,16 @@ impl Default for Params {
     }
 }
 
-/// The query: terms of one field, each with how often the query names it.
+/// The query: distinct terms of one field.
 #[derive(Debug, Clone)]
 pub struct Bm25Query {
-    pub terms: Vec<(Term, u32)>,
+    pub terms: Vec<Term>,
     pub params: Params,
 }
 
 impl Query for Bm25Query {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        let Some((first, _)) = self.terms.first() else {
+        let Some(first) = self.terms.first() else {
             return Ok(Box::new(tantivy::query::EmptyWeight));
         };
         let field = first.field();
@@ -56,7 +56,7 @@ impl Query for Bm25Query {
             }
             EnableScoring::Disabled { .. } => (1.0, None),
         };
-        for (t, count) in &self.terms {
+        for t in &self.terms {
             let idf = match &stats {
                 Some((s, n)) => {
                     let df = s.doc_freq(t)? as f32;
@@ -64,7 +64,7 @@ impl Query for Bm25Query {
                 }
                 None => 1.0,
             };
-            terms.push((t.clone(), idf * *count as f32));
+            terms.push((t.clone(), idf));
         }
         Ok(Box::new(Bm25Weight {
             terms,
@@ -74,14 +74,14 @@ impl Query for Bm25Query {
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
-        for (t, _) in &self.terms {
+        for t in &self.terms {
             visitor(t, false);
         }
     }
 }
 
 struct Bm25Weight {
-    /// Each term with its weight: idf × times the query names it.
+    /// Each term with its idf.
     terms: Vec<(Term, f32)>,
     params: Params,
     avgdl: f32,

@@ -346,6 +346,8 @@ pub struct Searcher {
     index_model: std::cell::OnceCell<Option<(std::path::PathBuf, crate::embed::Manifest)>>,
     /// `search_similarity_floor`, over the model's own.
     floor_setting: Option<f64>,
+    /// The moment ranked as of (epoch ms; `None` = the clock's now).
+    pub now_ms: Option<i64>,
 }
 
 impl Searcher {
@@ -475,6 +477,7 @@ impl Searcher {
             model_hint: cfg.get("embed_model"),
             index_model: std::cell::OnceCell::new(),
             floor_setting: cfg.get_num("search_similarity_floor")?,
+            now_ms: None,
         })
     }
 
@@ -688,7 +691,9 @@ impl Searcher {
                 .max(1),
             lex_max: c.lexical.iter().map(|x| x.1).fold(0.0f64, f64::max),
             sims,
-            now_ms: chrono::Utc::now().timestamp_millis(),
+            now_ms: self
+                .now_ms
+                .unwrap_or_else(|| chrono::Utc::now().timestamp_millis()),
             files: req.files.iter().map(|f| f.trim().to_string()).collect(),
             current_project: req.current_project.clone(),
         };
@@ -788,10 +793,9 @@ impl Searcher {
             for (id, v) in
                 memkit_core::store::embeddings::of_owners(&self.conn, kind, &ids, model, dim)?
             {
-                out.insert(
-                    memkit_core::store::vector_key(kind, id),
-                    crate::embed::cosine(q, &v) as f64,
-                );
+                if let Some(best) = crate::index::vectors::best_window(q, &v) {
+                    out.insert(memkit_core::store::vector_key(kind, id), best as f64);
+                }
             }
         }
         Ok(out)
@@ -969,18 +973,17 @@ pub fn file_overlap(working: &[String], touched: &[String]) -> f64 {
     n as f64 / working.len() as f64
 }
 
-/// The distinct terms `field`'s analyser makes of `text` (at most 32), each with how often the
-/// text has it.
-fn query_terms(b: &Bm25, field: tantivy::schema::Field, text: &str) -> Result<Vec<(Term, u32)>> {
+/// The distinct terms `field`'s analyser makes of `text` (at most 32). A word the query repeats
+/// counts once, as in FTS5: counting it again measured worse on both development sets (queries
+/// repeat their function words, "what … what").
+fn query_terms(b: &Bm25, field: tantivy::schema::Field, text: &str) -> Result<Vec<Term>> {
     let mut analyzer = b.analyzer_of(field)?;
-    let mut terms: Vec<(Term, u32)> = Vec::new();
+    let mut terms: Vec<Term> = Vec::new();
     let mut stream = analyzer.token_stream(text);
     while let Some(t) = stream.next() {
         let term = Term::from_field_text(field, &t.text);
-        if let Some((_, n)) = terms.iter_mut().find(|(x, _)| *x == term) {
-            *n += 1;
-        } else if terms.len() < 32 {
-            terms.push((term, 1));
+        if !terms.contains(&term) && terms.len() < 32 {
+            terms.push(term);
         }
     }
     Ok(terms)
