@@ -393,7 +393,9 @@ pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result
         return Ok(vec![]);
     };
     sql.push_str(&clauses);
-    sql.push_str(&format!(" ORDER BY bm25(observations_fts) LIMIT {limit}"));
+    sql.push_str(&format!(
+        " ORDER BY bm25(observations_fts), o.id LIMIT {limit}"
+    ));
     let mut st = conn.prepare(&sql)?;
     let rows = st.query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -1057,21 +1057,27 @@ fn bm25_search(
     }
     let query = BooleanQuery::new(must);
     let searcher = b.reader.searcher();
-    let top = searcher
-        .search(&query, &TopDocs::with_limit(k).order_by_score())
-        .map_err(|e| crate::index::index_err("bm25 search", e))?;
-    let mut out = Vec::with_capacity(top.len());
-    for (score, addr) in top {
-        let col = searcher
-            .segment_reader(addr.segment_ord)
+    // Equal scores go to the smaller key, whatever segment a record landed in: the same
+    // records come back after a rebuild.
+    let by_score_then_key = TopDocs::with_limit(k).tweak_score(|seg: &tantivy::SegmentReader| {
+        let keys = seg
             .fast_fields()
             .u64("key")
-            .map_err(|e| crate::index::index_err("bm25 key", e))?;
-        if let Some(key) = col.first(addr.doc_id) {
-            out.push((key, score as f64));
+            .ok()
+            .map(|c| c.first_or_default_col(u64::MAX));
+        move |doc: tantivy::DocId, score: tantivy::Score| {
+            let key = keys.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
+            (score, std::cmp::Reverse(key))
         }
-    }
-    Ok(out)
+    });
+    let top = searcher
+        .search(&query, &by_score_then_key)
+        .map_err(|e| crate::index::index_err("bm25 search", e))?;
+    Ok(top
+        .into_iter()
+        .filter(|((_, key), _)| key.0 != u64::MAX)
+        .map(|((score, key), _)| (key.0, score as f64))
+        .collect())
 }
 
 fn one_line(s: &str, max: usize) -> String {
