@@ -171,6 +171,17 @@ fn vectors_fill_a_page_per_project_find_nothing_for_nonsense_and_repeat_exactly(
         ));
     }
     notes_store(&env, &notes);
+    // What nonsense reaches in this store was measured for the floor.
+    let floor: String = env
+        .db()
+        .query_row(
+            "SELECT value FROM meta WHERE key LIKE 'similarity_floor:%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let floor: f64 = floor.split(' ').next().unwrap().parse().unwrap();
+    assert!(floor > 0.0 && floor < 1.0, "{floor}");
     let search = |args: &[&str]| {
         let out = env.run("mem-search", args, b"");
         assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));

@@ -44,9 +44,8 @@ pub const TOOL: super::Tool = super::Tool {
 };
 
 const DETAILS: &str = r#"
-Retrieval: BM25 candidates (tantivy, English stemming, every text field, title boosted) and vector
-candidates (usearch, cosine) are fused with reciprocal rank fusion (k = 60) and re-ranked by score =
-relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency ×
+Retrieval: BM25 candidates and vector candidates are fused with reciprocal rank fusion (k = 60) and
+re-ranked by score = relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency ×
 w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is
 the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score
 scaled by the best candidate's; similarity the cosine of the query's and the record's vectors;
@@ -54,6 +53,19 @@ recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix
 feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
 files changed in the current git working tree) the record touched. Every weight is configurable
 (MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
+--now TIME (MEM_NOW) ranks as of that moment, so a ranking can be reproduced.
+
+BM25 (tantivy) scores one searchable text per record (title, summary, detail, facts, concepts, tags,
+files), its words folded to ASCII, both English-stemmed and as written (a word matched as written
+counts in both), with k1 1.2 and b 0.75 (MEM_SEARCH_BM25_K1, MEM_SEARCH_BM25_B) and the idf of SQLite
+FTS5 (a word in half the records or more weighs next to nothing); the query's distinct words are
+OR-ed. Vectors: a record is embedded without repeating a title or concept its body says, a long one
+in windows of the model's length (up to 8), and scored by its best window; filters apply inside the
+vector search (every allowed record compared when they are at most 8,192, usearch's filtered search
+beyond), never to a global top-N. A hit found by vectors alone must reach a similarity floor: the
+higher of the model's (manifest similarity_floor) and the one mem-embed measures on this database
+from what made-up words reach (MEM_SEARCH_SIMILARITY_FLOOR overrides both), so nonsense finds
+nothing. Equal scores go to the older record (smaller id): the same query gives the same output.
 
 Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index,
 SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts
@@ -72,7 +84,9 @@ MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC d
 anything else is a usage error); --session.
 
 Query text is never parsed as query syntax: quotes, operators, wildcards and unicode are just words.
-An empty query is a usage error (exit 2). No hit exits 1.
+An empty query is a usage error (exit 2). No hit exits 1, with the reason on stderr: no project
+here (try --all-projects), nothing stored or indexed yet (run mem-pipeline), captures waiting in the
+queue, or no match among the memories searched.
 
 --batch FILE (- for stdin) reads JSON lines {"id": …, "query": …} with optional filters named like
 the flags (project, projects, all_projects, type, tags, after, before, session, files, limit,

@@ -168,6 +168,29 @@ pub fn all(conn: &Connection, model: &str, dim: usize) -> Result<Vec<(String, i6
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// How many owners have a vector for (model, dim).
+pub fn count(conn: &Connection, model: &str, dim: usize) -> Result<usize> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM embeddings WHERE model = ?1 AND dim = ?2",
+        params![model, dim as i64],
+        |r| r.get(0),
+    )?;
+    Ok(n as usize)
+}
+
+/// Up to `n` owners' vectors for (model, dim), spread over the table (every k-th row).
+pub fn sample(conn: &Connection, model: &str, dim: usize, n: usize) -> Result<Vec<Vec<f32>>> {
+    let step = (count(conn, model, dim)? / n.max(1)).max(1) as i64;
+    let mut st = conn.prepare(
+        "SELECT vector FROM (SELECT vector, row_number() OVER (ORDER BY owner_kind, owner_id) AS i
+         FROM embeddings WHERE model = ?1 AND dim = ?2) WHERE i % ?3 = 0 LIMIT ?4",
+    )?;
+    let rows = st.query_map(params![model, dim as i64, step, n as i64], |r| {
+        Ok(from_blob(&r.get::<_, Vec<u8>>(0)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// One owner's vector for (model, dim); an error when it has none.
 pub fn get(conn: &Connection, kind: &str, id: i64, model: &str, dim: usize) -> Result<Vec<f32>> {
     let blob: Vec<u8> = conn

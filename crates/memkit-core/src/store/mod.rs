@@ -421,20 +421,31 @@ pub fn mark_done(marker: &Path) {
     let _ = std::fs::write(marker, b"");
 }
 
-/// The database's random id (migration 5), which its indexes record; `None` for a database
-/// older than that migration (opened without migrating).
-pub fn database_id(conn: &Connection) -> Result<Option<String>> {
+/// A fact about the database kept in `meta` (`None`: never set, or a database too old).
+pub fn meta_get(conn: &Connection, key: &str) -> Result<Option<String>> {
     use rusqlite::OptionalExtension;
     if user_version(conn)? < 5 {
         return Ok(None);
     }
     Ok(conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'database_id'",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()?)
+}
+
+/// Sets a fact about the database in `meta`.
+pub fn meta_put(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+/// The database's random id (migration 5), which its indexes record; `None` for a database
+/// older than that migration (opened without migrating).
+pub fn database_id(conn: &Connection) -> Result<Option<String>> {
+    meta_get(conn, "database_id")
 }
 
 #[cfg(test)]

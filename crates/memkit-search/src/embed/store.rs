@@ -152,6 +152,83 @@ pub fn put_embedding(
     embeddings::put(conn, p.owner_kind, p.owner_id, model, dim, v, &p.hash)
 }
 
+/// The `meta` key of the similarity floor measured for a model without one in its manifest.
+pub fn floor_key(model: &str, dim: usize) -> String {
+    format!("similarity_floor:{model}:{dim}")
+}
+
+/// Records embedded before a floor is measured, and how many of them the probes are compared to.
+const FLOOR_MIN_RECORDS: usize = 100;
+const FLOOR_SAMPLE: usize = 5000;
+
+/// Whether this database's floor for (model, dim) is to be measured: never measured with 100
+/// records or more, or the records have doubled since.
+fn floor_due(conn: &Connection, m: &Manifest, dim: usize) -> Result<bool> {
+    let stored = embeddings::count(conn, &m.name, dim)?;
+    let measured_at: usize = store::meta_get(conn, &floor_key(&m.name, dim))?
+        .and_then(|v| v.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0);
+    Ok(stored >= FLOOR_MIN_RECORDS && (measured_at == 0 || stored >= measured_at * 2))
+}
+
+/// Measures what nonsense reaches in this database: 24 strings of made-up words are embedded
+/// as queries and compared with (a sample of) the stored vectors; the floor is the best any of
+/// them reaches, plus 0.02. How close unrelated text comes depends on the records as much as on
+/// the model (short chat turns sit close to anything short), so a model's own floor is only a
+/// lower bound. Kept in `meta` (mem-search reads it) and measured again when the records have
+/// doubled.
+fn calibrate_floor(conn: &Connection, e: &mut Embedder, m: &Manifest, dim: usize) -> Result<()> {
+    let stored = embeddings::count(conn, &m.name, dim)?;
+    let key = floor_key(&m.name, dim);
+    let probes: Vec<String> = nonsense(24)
+        .into_iter()
+        .map(|p| super::query_text(Some(m), Some(super::SEARCH_QUERY_KIND), &p))
+        .collect();
+    let refs: Vec<&str> = probes.iter().map(String::as_str).collect();
+    let qs = e.embed(&refs)?;
+    let sample = embeddings::sample(conn, &m.name, dim, FLOOR_SAMPLE)?;
+    let best = qs
+        .iter()
+        .flat_map(|q| {
+            sample
+                .iter()
+                .filter_map(|v| crate::index::vectors::best_window(q, v))
+        })
+        .fold(f32::MIN, f32::max);
+    if best > f32::MIN {
+        let floor = ((best + 0.02) * 100.0).ceil() / 100.0;
+        store::meta_put(conn, &key, &format!("{floor} {stored}"))?;
+    }
+    Ok(())
+}
+
+/// `n` strings of two or three made-up words (letters in a fixed pseudo-random order).
+pub fn nonsense(n: usize) -> Vec<String> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let (cons, vows) = (b"bcdfghjklmnpqrstvwxz", b"aeiouy");
+    (0..n)
+        .map(|_| {
+            (0..2 + next(2))
+                .map(|_| {
+                    (0..4 + next(3))
+                        .map(|i| {
+                            let set: &[u8] = if i % 2 == 0 { cons } else { vows };
+                            set[next(set.len() as u64) as usize] as char
+                        })
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
 /// Most windows one record is embedded in (a record longer than that is found by its first
 /// windows' worth of meaning, and by BM25 over all of it).
 pub const MAX_WINDOWS: usize = 8;
@@ -273,6 +350,11 @@ pub fn embed_database(
         Ok(())
     })?;
     if misses.is_empty() {
+        if floor_due(conn, &m, dim)? {
+            let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::query())?;
+            calibrate_floor(conn, &mut e, &m, dim)?;
+            run.load = Some(e.load_report().clone());
+        }
         return Ok(run);
     }
     let texts: Vec<&str> = misses.iter().map(|&(i, j)| parts[i][j].as_str()).collect();
@@ -319,6 +401,9 @@ pub fn embed_database(
         Ok(())
     })?;
     store(conn, &mut ready, &got)?;
+    if floor_due(conn, &m, dim)? {
+        calibrate_floor(conn, &mut e, &m, dim)?;
+    }
     run.tokens = e.tokens_embedded();
     run.load = Some(e.load_report().clone());
     Ok(run)

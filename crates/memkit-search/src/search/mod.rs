@@ -509,12 +509,29 @@ impl Searcher {
     }
 
     /// The cosine a vector-only hit must reach: the setting, else the index model's manifest.
+    /// Else the higher of the model's floor and the one mem-embed measured on this database.
     pub fn similarity_floor(&self) -> Option<f64> {
-        self.floor_setting.or_else(|| {
-            self.index_model()
-                .and_then(|m| m.1.similarity_floor)
-                .map(f64::from)
-        })
+        if self.floor_setting.is_some() {
+            return self.floor_setting;
+        }
+        let model = self
+            .index_model()
+            .and_then(|m| m.1.similarity_floor)
+            .map(f64::from);
+        let measured: Option<f64> = self.vector_state.as_ref().and_then(|v| {
+            let key = crate::embed::store::floor_key(&v.model, v.dim);
+            memkit_core::store::meta_get(&self.conn, &key)
+                .ok()
+                .flatten()?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        });
+        match (model, measured) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Lets queries missing from the cache be embedded by the vector index's model, loaded on
