@@ -428,55 +428,49 @@ fn notes(io: &mut Io, cfg: &Config, path: &Path, project: Option<&str>) -> Resul
     let default = note_project(&conn, project)?;
     let mut projects: HashMap<String, (Option<Project>, Option<String>)> = HashMap::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut batch: Vec<(capture::Note, Option<Project>)> = Vec::new();
-    loop {
-        let next = input.next(io)?;
-        let end = next.is_none();
-        if let Some((no, v)) = next {
-            match parse_note(&v) {
-                Err(why) => input.bad(io, no, why),
-                Ok((note, named)) => {
-                    let (pr, dir) = match named {
-                        None => default.clone(),
-                        Some(n) => match projects.get(&n) {
-                            Some(p) => p.clone(),
-                            None => {
-                                let p = note_project(&conn, Some(&n))?;
-                                projects.insert(n, p.clone());
-                                p
-                            }
-                        },
-                    };
-                    if pr
-                        .as_ref()
-                        .is_some_and(|p| policy.excluded(p, dir.as_deref()))
-                    {
-                        *counts.entry("excluded".into()).or_default() += 1;
-                    } else {
-                        batch.push((note, pr));
-                    }
-                }
+    let mut stored: BTreeMap<String, u64> = BTreeMap::new();
+    store_batched(
+        io,
+        &mut input,
+        &conn,
+        NOTE_BATCH,
+        |input, no, v| match parse_note(&v) {
+            Err(why) => {
+                input.bad(io, no, why);
+                Ok(None)
             }
-            if batch.len() < NOTE_BATCH {
-                continue;
-            }
-        }
-        if !batch.is_empty() {
-            store::write_tx(&conn, |tx| {
-                for (note, pr) in batch.drain(..) {
-                    let key = match capture::store_note(tx, &note, pr.as_ref())? {
-                        Some(_) => "queued",
-                        None => "duplicates",
-                    };
-                    *counts.entry(key.into()).or_default() += 1;
+            Ok((note, named)) => {
+                let (pr, dir) = match named {
+                    None => default.clone(),
+                    Some(n) => match projects.get(&n) {
+                        Some(p) => p.clone(),
+                        None => {
+                            let p = note_project(&conn, Some(&n))?;
+                            projects.insert(n, p.clone());
+                            p
+                        }
+                    },
+                };
+                if pr
+                    .as_ref()
+                    .is_some_and(|p| policy.excluded(p, dir.as_deref()))
+                {
+                    *counts.entry("excluded".into()).or_default() += 1;
+                    return Ok(None);
                 }
-                Ok(())
-            })?;
-        }
-        if end {
-            break;
-        }
-    }
+                Ok(Some((note, pr)))
+            }
+        },
+        |tx, (note, pr)| {
+            let key = match capture::store_note(tx, &note, pr.as_ref())? {
+                Some(_) => "queued",
+                None => "duplicates",
+            };
+            *stored.entry(key.into()).or_default() += 1;
+            Ok(())
+        },
+    )?;
+    counts.extend(stored);
     counts.insert("bad_lines".into(), input.bad_lines());
     finish(io, counts, start)?;
     input.finish()?;
@@ -487,9 +481,43 @@ fn load_capture(conn: &Connection, id: i64) -> Result<Capture> {
     store::queue::capture(conn, id)
 }
 
-/// Payloads stored per transaction by `mem-capture FILE`: the input streams, and the write lock
-/// is held only while a batch is written, never while waiting on a slow pipe (hooks would spool).
+/// Payloads stored per transaction by `mem-capture FILE`.
 const PAYLOAD_BATCH: usize = 500;
+
+/// Reads `input` a line at a time, makes each good line an item with `parse` (`None`: nothing to
+/// store), and stores the items `size` at a time, one transaction per batch: the input streams,
+/// and the write lock is held only while a batch is written, never while waiting on a slow pipe
+/// (hooks would spool).
+fn store_batched<T>(
+    io: &Io,
+    input: &mut Input,
+    conn: &Connection,
+    size: usize,
+    mut parse: impl FnMut(&mut Input, usize, Value) -> Result<Option<T>>,
+    mut put: impl FnMut(&Connection, T) -> Result<()>,
+) -> Result<()> {
+    let mut batch: Vec<T> = Vec::new();
+    loop {
+        let next = input.next(io)?;
+        let end = next.is_none();
+        if let Some((no, value)) = next
+            && let Some(item) = parse(input, no, value)?
+        {
+            batch.push(item);
+        }
+        if (end || batch.len() >= size) && !batch.is_empty() {
+            store::write_tx(conn, |tx| {
+                for item in batch.drain(..) {
+                    put(tx, item)?;
+                }
+                Ok(())
+            })?;
+        }
+        if end {
+            return Ok(());
+        }
+    }
+}
 
 /// `mem-capture FILE`: hook payloads as JSONL, stored as the hooks would have.
 fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
@@ -497,29 +525,17 @@ fn payloads(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<O
     let mut input = Input::open(path)?;
     let conn = store::open(&cfg.db_path())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut batch: Vec<HookPayload> = Vec::new();
-    loop {
-        let next = input.next(io)?;
-        let end = next.is_none();
-        if let Some((_, mut value)) = next {
+    store_batched(
+        io,
+        &mut input,
+        &conn,
+        PAYLOAD_BATCH,
+        |_, _, mut value| {
             capture::sanitize(&mut value);
-            batch.push(HookPayload::from_value(value).expect("an object"));
-            if batch.len() < PAYLOAD_BATCH {
-                continue;
-            }
-        }
-        if !batch.is_empty() {
-            store::write_tx(&conn, |tx| {
-                for payload in batch.drain(..) {
-                    store_payload(tx, policy, &payload, &mut counts)?;
-                }
-                Ok(())
-            })?;
-        }
-        if end {
-            break;
-        }
-    }
+            Ok(Some(HookPayload::from_value(value).expect("an object")))
+        },
+        |tx, payload| store_payload(tx, policy, &payload, &mut counts),
+    )?;
     counts.insert("bad_lines".into(), input.bad_lines());
     finish(io, counts, start)?;
     input.finish()?;

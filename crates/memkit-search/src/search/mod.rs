@@ -689,8 +689,12 @@ impl Searcher {
         let limit = req.limit.clamp(1, MAX_LIMIT);
         let mut c = self.candidates(req, limit)?;
         // Any record is some vector's nearest neighbour: one that only the vector arm found is
-        // a hit when it is similar enough to mean something, so nonsense finds nothing.
-        if let Some(floor) = self.similarity_floor() {
+        // a hit when it is similar enough to mean something, so nonsense finds nothing. (Not
+        // with --engine vector: that is the raw arm, for evaluation.)
+        if let Some(floor) = self
+            .similarity_floor()
+            .filter(|_| req.engine != Engine::Vector)
+        {
             let lexical: HashSet<u64> = c.lexical.iter().map(|x| x.0).collect();
             c.vector.retain(|(k, s)| *s >= floor || lexical.contains(k));
         }
