@@ -62,10 +62,11 @@ FTS5 (a word in half the records or more weighs next to nothing); the query's di
 OR-ed. Vectors: a record is embedded without repeating a title or concept its body says, a long one
 in windows of the model's length (up to 8), and scored by its best window; filters apply inside the
 vector search (every allowed record compared when they are at most 8,192, usearch's filtered search
-beyond), never to a global top-N. In hybrid search a hit found by vectors alone must reach a similarity floor: the
-higher of the model's (manifest similarity_floor) and the one mem-embed measures on this database
-from what made-up words reach (MEM_SEARCH_SIMILARITY_FLOOR overrides both), so nonsense finds
-nothing. Equal scores go to the older record (smaller id): the same query gives the same output.
+beyond), never to a global top-N. In hybrid search a hit found by vectors alone must reach a
+similarity floor: the higher of the model's (manifest similarity_floor) and the one mem-embed
+measures on this database from what made-up words reach (MEM_SEARCH_SIMILARITY_FLOOR overrides
+both), so nonsense finds nothing. Equal scores go to the older record (smaller id): the same query
+gives the same output.
 
 Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index,
 SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts
