@@ -33,6 +33,18 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub fn parse(s: &str) -> Option<Kind> {
+        [
+            Kind::Function,
+            Kind::Method,
+            Kind::AsyncFunction,
+            Kind::AsyncMethod,
+            Kind::Class,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Function => "function",

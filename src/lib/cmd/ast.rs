@@ -188,9 +188,15 @@ fn skipped_dir(p: &Path) -> bool {
     ) || p.join("pyvenv.cfg").is_file()
 }
 
-/// Inputs expanded: (name, path or None for stdin) of every Python file, the count of others
-/// skipped, and the errors of the walk.
-fn inputs(args: &Args) -> Result<(Vec<PathBuf>, u64, Vec<(String, String)>)> {
+/// The inputs expanded: every Python file (`-` for stdin), the count of other files skipped,
+/// and the walk's errors as (root, error).
+struct Inputs {
+    files: Vec<PathBuf>,
+    skipped: u64,
+    errors: Vec<(String, String)>,
+}
+
+fn inputs(args: &Args) -> Result<Inputs> {
     let mut roots = args.files.clone();
     if let Some(list) = &args.paths_from {
         let text = read(list).map_err(|e| Error::input(list.display().to_string(), None, e))?;
@@ -235,7 +241,11 @@ fn inputs(args: &Args) -> Result<(Vec<PathBuf>, u64, Vec<(String, String)>)> {
         found.sort();
         files.extend(found);
     }
-    Ok((files, skipped, errors))
+    Ok(Inputs {
+        files,
+        skipped,
+        errors,
+    })
 }
 
 fn snapshot_of(path: &Path, stdin_name: &str) -> Snapshot {
@@ -265,7 +275,11 @@ fn modules(snaps: &[Snapshot]) -> Vec<String> {
 
 fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
-    let (files, skipped, walk_errors) = inputs(args)?;
+    let Inputs {
+        files,
+        skipped,
+        errors: walk_errors,
+    } = inputs(args)?;
     let stdin_name = args.path.as_str();
     let mut snaps: Vec<Snapshot> = files
         .par_iter()
