@@ -336,3 +336,75 @@ pub fn from_row(r: fmap::FunctionRow) -> Option<Function> {
         body_hash: r.body_hash,
     })
 }
+
+/// The Mermaid diagram of a session's changes (the latest session with a snapshot when
+/// `session` is None): its changed definitions (every one with `all`) and their calls. None when
+/// there is no snapshot.
+pub fn diagram(
+    conn: &rusqlite::Connection,
+    session: Option<&str>,
+    all: bool,
+) -> Result<Option<String>> {
+    let session = match session {
+        Some(s) => s.to_string(),
+        None => match fmap::snapshots(conn, None, 1)?.into_iter().next() {
+            Some((s, _)) => s,
+            None => return Ok(None),
+        },
+    };
+    let files = fmap::snapshots(conn, Some(&session), 10_000)?;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut diffs = Vec::new();
+    let mut snaps = Vec::new();
+    for (_, file) in &files {
+        for r in fmap::snapshot(conn, file, &session)? {
+            let change = match r.change.as_str() {
+                "new" => Change::New,
+                "modified" => Change::Modified,
+                "deleted" => Change::Deleted,
+                _ => Change::Unchanged,
+            };
+            let Some(kind) = Kind::parse(&r.kind) else {
+                continue;
+            };
+            diffs.push(ast::FunctionDiff {
+                path: file.clone(),
+                qualname: r.qualname,
+                change,
+                kind,
+                signature: r.signature,
+                old_signature: None,
+                line_start: r.line_start,
+                line_end: r.line_end,
+                body_hash: r.body_hash,
+                old_body_hash: None,
+            });
+        }
+        let calls = fmap::edges(conn, file, &session)?
+            .into_iter()
+            .map(|e| ast::Call {
+                caller: e.caller,
+                callee: e.callee,
+                resolution: match e.resolution.as_str() {
+                    "direct" => ast::Resolution::Direct,
+                    "self_method" => ast::Resolution::SelfMethod,
+                    "import" => ast::Resolution::Import,
+                    _ => ast::Resolution::Unresolved,
+                },
+                target: e.target,
+                target_file: e.target_file,
+                confidence: e.confidence as f32,
+                line: e.line,
+            })
+            .collect();
+        snaps.push(Snapshot {
+            path: file.clone(),
+            calls,
+            ..Snapshot::default()
+        });
+    }
+    let refs: Vec<&Snapshot> = snaps.iter().collect();
+    Ok(Some(ast::mermaid::flowchart(&diffs, &refs, all)))
+}

@@ -306,4 +306,116 @@ fn ast_database_mode_diffs_against_the_previous_session() {
     let mut fc: Vec<String> = serde_json::from_str(&fc).unwrap();
     fc.sort();
     assert_eq!(fc, ["add", "drop", "edit"]);
+
+    // The next session's context names them with their signatures, from the function map.
+    let out = env.run(
+        "mem-context",
+        &[&format!("--project={p}"), "--format", "jsonl"],
+        b"",
+    );
+    let block = jsonl(&out)[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        block.contains("svc.py: edit(x), add() (new), drop (deleted)"),
+        "{block}"
+    );
+    // mem-report: the file's history and the session's diagram.
+    let out = env.ok(
+        "mem-report",
+        &["--file", "svc.py", "--format", "jsonl"],
+        b"",
+    );
+    let history: Vec<(String, String, String)> = jsonl(&out)
+        .iter()
+        .map(|r| {
+            (
+                r["session_id"].as_str().unwrap().into(),
+                r["qualname"].as_str().unwrap().into(),
+                r["change"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(history.len(), 6, "{history:?}");
+    assert!(history.contains(&("s2".into(), "drop".into(), "deleted".into())));
+    let out = env.ok("mem-report", &["--mermaid"], b"");
+    let m = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        m.starts_with("flowchart LR") && m.contains("class n0 modified"),
+        "{m}"
+    );
+}
+
+#[test]
+fn ast_mermaid_of_real_diffs_parses_with_mermaids_own_parser() {
+    let corpus = std::env::var("MEMKIT_TEST_PYCORPUS")
+        .expect("MEMKIT_TEST_PYCORPUS is not set: run scripts/test (scripts/fetch-pycorpus)");
+    let mermaid = std::env::var("MEMKIT_TEST_MERMAID")
+        .expect("MEMKIT_TEST_MERMAID is not set: run scripts/test (scripts/fetch-mermaid)");
+    let src = std::path::Path::new(&corpus).join("src");
+    let env = Env::new();
+    let mut diagrams = Vec::new();
+    // Two releases of the same packages: every file that changed between them is a real diff.
+    for (old, new) in [
+        (
+            "requests-2.31.0-py3-none-any/requests",
+            "requests-2.32.5-py3-none-any/requests",
+        ),
+        (
+            "flask-3.0.0-py3-none-any/flask",
+            "flask-3.1.2-py3-none-any/flask",
+        ),
+        (
+            "rich-13.7.1-py3-none-any/rich",
+            "rich-14.2.0-py3-none-any/rich",
+        ),
+    ] {
+        let mut names: Vec<_> = std::fs::read_dir(src.join(old))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        for name in names {
+            let (a, b) = (src.join(old).join(&name), src.join(new).join(&name));
+            if !name.to_string_lossy().ends_with(".py")
+                || !b.exists()
+                || std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap()
+            {
+                continue;
+            }
+            let out = env.run(
+                "mem-ast",
+                &[
+                    "--diff",
+                    a.to_str().unwrap(),
+                    b.to_str().unwrap(),
+                    "--mermaid",
+                    "--all",
+                ],
+                b"",
+            );
+            assert!(out.status.success(), "{}", show(&out));
+            let file = env.dir.path().join(format!("d{}.mmd", diagrams.len()));
+            std::fs::write(&file, &out.stdout).unwrap();
+            diagrams.push(file);
+        }
+    }
+    assert!(diagrams.len() >= 20, "only {} real diffs", diagrams.len());
+    let out = std::process::Command::new("node")
+        .arg(format!("{mermaid}/check.mjs"))
+        .args(&diagrams)
+        .output()
+        .expect("node");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        said.lines().filter(|l| l.starts_with("ok ")).count(),
+        diagrams.len(),
+        "{said}"
+    );
 }
