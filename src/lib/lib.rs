@@ -5,8 +5,10 @@
 //! scripts reach every part through `memkit::…`.
 
 pub mod cmd;
+pub mod codemap;
 pub mod pipeline;
 
+pub use memkit_ast as ast;
 pub use memkit_capture as capture;
 pub use memkit_capture::transcript;
 pub use memkit_compress as compress;

@@ -1,4 +1,4 @@
-//! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-embed and
+//! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-ast, mem-embed and
 //! mem-index in order, under a lock, until no work is left, then a WAL checkpoint.
 //!
 //! The lock is flock(2) through std's `File::try_lock` and detaching is setsid(2) plus a second
@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::{Error, Result};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
-pub const STAGES: &[&str] = &["mem-compress", "mem-embed", "mem-index"];
+pub const STAGES: &[&str] = &["mem-compress", "mem-ast", "mem-embed", "mem-index"];
 
 /// Rounds one run does at most: a queue that refills forever must not keep a process forever.
 pub const MAX_ROUNDS: usize = 20;

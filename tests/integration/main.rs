@@ -1,6 +1,7 @@
 //! Integration tests: the real binaries, run in their own data home with a cleared environment,
 //! asserting on parsed output and on the real SQLite file.
 
+mod ast;
 mod capture;
 mod compress;
 mod context;

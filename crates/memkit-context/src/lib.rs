@@ -13,7 +13,7 @@ pub mod request;
 use rusqlite::Connection;
 
 use memkit_core::config::Config;
-use memkit_core::store::{learnings, observations, sessions};
+use memkit_core::store::{functions as function_map, learnings, observations, sessions};
 use memkit_core::tokens::estimate;
 use memkit_core::{Error, Result};
 use memkit_search::index::{self, Doc};
@@ -240,12 +240,17 @@ fn sessions(conn: &Connection, opts: &Options) -> LayerLines {
     Ok(Ok(out))
 }
 
-/// Functions the observations of the last sessions changed, grouped by the file they changed.
-/// (Until the function map of mem-ast exists this is what the observations recorded.)
+/// Functions changed lately: from mem-ast's function map (qualified name and signature,
+/// grouped by file, newest first), else from what the observations of the last sessions
+/// recorded.
 fn functions(conn: &Connection, opts: &Options) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
+    let mapped = function_map::recent_changes(conn, project, FUNCTIONS_SHOWN * 4)?;
+    if !mapped.is_empty() {
+        return Ok(Ok(mapped_lines(mapped, project)));
+    }
     // The sessions first, then their observations by the session index: filtering a large
     // project's observations by session would read every one of them.
     let recent = sessions::latest_ids(conn, project, FUNCTION_SESSIONS)?;
@@ -285,6 +290,40 @@ fn functions(conn: &Connection, opts: &Options) -> LayerLines {
             id: None,
         })
         .collect()))
+}
+
+fn mapped_lines(rows: Vec<function_map::Changed>, project: &str) -> Vec<Line> {
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        if seen.len() >= FUNCTIONS_SHOWN
+            || seen.contains(&(r.file_path.clone(), r.qualname.clone()))
+        {
+            continue;
+        }
+        seen.push((r.file_path.clone(), r.qualname.clone()));
+        let file = short_path(&r.file_path, project);
+        let mut sig: String = r.signature.chars().take(80).collect();
+        if sig.len() < r.signature.len() {
+            sig.push('…');
+        }
+        let entry = match r.change.as_str() {
+            "deleted" => format!("{} (deleted)", r.qualname),
+            "new" => format!("{}{sig} (new)", r.qualname),
+            _ => format!("{}{sig}", r.qualname),
+        };
+        match by_file.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, v)) => v.push(entry),
+            None => by_file.push((file, vec![entry])),
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(file, fs)| Line {
+            text: format!("- {file}: {}", fs.join(", ")),
+            id: None,
+        })
+        .collect()
 }
 
 fn learnings(conn: &Connection) -> LayerLines {

@@ -1,6 +1,7 @@
 //! One module per tool: its clap `Args` and `run(args, io)`. `ALL` is the one registry of tools
 //! (the `mem` dispatcher, man pages and completions all read it).
 
+pub mod ast;
 pub mod compress;
 pub mod context;
 pub mod embed;
@@ -24,6 +25,7 @@ pub const ALL: &[Tool] = &[
     index::TOOL,
     search::TOOL,
     context::TOOL,
+    ast::TOOL,
     report::TOOL,
     eval::TOOL,
     install::TOOL,

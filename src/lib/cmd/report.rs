@@ -21,6 +21,14 @@ pub const TOOL: super::Tool = super::Tool {
             "mem-report --obs 12,15 --format jsonl | jq -r .summary",
             "Read two observations as records.",
         ),
+        (
+            "mem-report --file app/auth.py",
+            "The functions of a Python file and how sessions changed them (mem-ast's map).",
+        ),
+        (
+            "mem-report --mermaid > change.mmd",
+            "The last session's changed functions and their calls as a Mermaid flowchart.",
+        ),
     ],
 };
 
@@ -30,6 +38,12 @@ modified, functions changed, session and time. On a terminal (or with --format m
 markdown; in a pipe as observation records. Ids are the numbers mem-search and mem-context show (#12
 or 12). An id that does not exist is reported on stderr; the exit status is 1 when none of them
 exists.
+
+--file PATH (the path as stored or its ending, such as app/auth.py) lists every change mem-ast
+recorded for a Python file, oldest first: session, time, qualified name, signature and change
+(new, modified, deleted), as function_change records in a pipe. --mermaid prints a Mermaid
+flowchart of the changed definitions of a session (--session, default the latest one mem-ast
+mapped) and their calls; --all adds the unchanged ones. Exit status 1 when nothing is recorded.
 "#;
 
 /// Show stored memories in full.
@@ -37,13 +51,28 @@ exists.
 #[command(name = "mem-report", version, long_about = None)]
 pub struct Args {
     /// Observation ids to show (#12 or 12; comma-separated or repeated).
-    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1.., required = true)]
+    #[arg(long, value_name = "ID", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["file", "mermaid"])]
     pub obs: Vec<String>,
+    /// A Python file's change history from mem-ast's function map.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["obs", "mermaid"])]
+    pub file: Option<String>,
+    /// A session's changed functions and their calls as a Mermaid flowchart.
+    #[arg(long, conflicts_with = "obs")]
+    pub mermaid: bool,
+    /// With --mermaid: the session (default: the latest one mapped).
+    #[arg(long, value_name = "ID", requires = "mermaid")]
+    pub session: Option<String>,
+    /// With --mermaid: unchanged definitions too.
+    #[arg(long, requires = "mermaid")]
+    pub all: bool,
     #[command(flatten)]
     pub common: Common,
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+    if args.file.is_some() || args.mermaid {
+        return code_map(&args, io);
+    }
     let ids: Vec<i64> = args
         .obs
         .iter()
@@ -113,4 +142,63 @@ pub fn markdown(o: &Observation) -> String {
     }
     s.push('\n');
     s
+}
+
+#[derive(serde::Serialize)]
+struct FunctionChange<'a> {
+    r#type: &'static str,
+    v: u32,
+    file_path: &'a str,
+    session_id: &'a str,
+    created_at: &'a str,
+    qualname: &'a str,
+    signature: &'a str,
+    change: &'a str,
+}
+
+/// --file and --mermaid: mem-ast's function map.
+fn code_map(args: &Args, io: &mut Io) -> Result<Outcome> {
+    let cfg = Config::load(&config::data_home())?;
+    let path = cfg.db_path();
+    let Some(conn) = store::open_if_present(&path)? else {
+        return Ok(io.no_memories(&path));
+    };
+    if let Some(file) = &args.file {
+        let rows = store::functions::history(&conn, file)?;
+        let recs: Vec<FunctionChange> = rows
+            .iter()
+            .map(|r| FunctionChange {
+                r#type: "function_change",
+                v: 1,
+                file_path: &r.file_path,
+                session_id: &r.session_id,
+                created_at: &r.created_at,
+                qualname: &r.qualname,
+                signature: &r.signature,
+                change: &r.change,
+            })
+            .collect();
+        io.listing(
+            &recs,
+            &[
+                "created_at",
+                "session_id",
+                "change",
+                "qualname",
+                "signature",
+            ],
+        )?;
+        return Ok(if recs.is_empty() {
+            Outcome::NothingFound
+        } else {
+            Outcome::Ok
+        });
+    }
+    match crate::codemap::diagram(&conn, args.session.as_deref(), args.all)? {
+        Some(m) => {
+            io.out.write_all(m.as_bytes())?;
+            Ok(Outcome::Ok)
+        }
+        None => Ok(Outcome::NothingFound),
+    }
 }

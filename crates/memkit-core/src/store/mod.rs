@@ -5,6 +5,7 @@ mod schema;
 pub mod backup;
 pub mod embeddings;
 pub mod events;
+pub mod functions;
 pub mod learnings;
 pub mod observations;
 pub mod projects;

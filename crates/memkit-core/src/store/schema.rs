@@ -173,6 +173,56 @@ INSERT INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))))
 ALTER TABLE observations ADD COLUMN external_id TEXT;
 CREATE INDEX observations_external ON observations(project, external_id) WHERE external_id IS NOT NULL;
 "#,
+    // 7 (mem-ast): the function map of the Python files sessions edited, one snapshot per
+    // session and file (deleted definitions kept as rows with change 'deleted', so a file's
+    // history reads from one table), the calls of each snapshot, and why a file has none.
+    r#"
+CREATE TABLE ast_files (
+    session_id  TEXT NOT NULL,
+    file_path   TEXT NOT NULL,
+    project     TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('ok','parse_error','skipped')),
+    reason      TEXT,
+    body_hashes TEXT,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (session_id, file_path)
+);
+CREATE INDEX ast_files_file ON ast_files(file_path, created_at);
+CREATE INDEX ast_files_project ON ast_files(project, created_at);
+CREATE TABLE function_map (
+    id           INTEGER PRIMARY KEY,
+    session_id   TEXT NOT NULL,
+    file_path    TEXT NOT NULL,
+    project      TEXT,
+    qualname     TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    parent_class TEXT,
+    signature    TEXT NOT NULL,
+    decorators   TEXT NOT NULL DEFAULT '[]',
+    docstring    TEXT,
+    line_start   INTEGER NOT NULL,
+    line_end     INTEGER NOT NULL,
+    body_hash    TEXT NOT NULL,
+    change       TEXT NOT NULL CHECK (change IN ('new','modified','deleted','unchanged')),
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX function_map_file ON function_map(file_path, session_id);
+CREATE INDEX function_map_project ON function_map(project, created_at);
+CREATE TABLE call_graph (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL,
+    file_path   TEXT NOT NULL,
+    caller      TEXT NOT NULL,
+    callee      TEXT NOT NULL,
+    resolution  TEXT NOT NULL CHECK (resolution IN ('direct','self_method','import','unresolved')),
+    target      TEXT NOT NULL,
+    target_file TEXT,
+    confidence  REAL NOT NULL,
+    line        INTEGER NOT NULL
+);
+CREATE INDEX call_graph_file ON call_graph(file_path, session_id);
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

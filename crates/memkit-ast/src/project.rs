@@ -1,0 +1,138 @@
+//! Files parsed together: relative imports made absolute, and calls through the import map
+//! followed to the file that defines their target, through `__init__.py` re-exports.
+
+use std::collections::HashMap;
+
+use crate::{Resolution, Snapshot};
+
+/// The dotted module of `path` (`/` separated): its file name without `.py`, behind every
+/// parent directory for which `is_package` (it holds an `__init__.py`) says yes. A package's
+/// `__init__.py` is the package itself.
+pub fn module_name(path: &str, is_package: impl Fn(&str) -> bool) -> String {
+    let mut parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let file = parts.pop().unwrap_or_default();
+    let stem = file
+        .strip_suffix(".pyi")
+        .or(file.strip_suffix(".py"))
+        .unwrap_or(file);
+    let mut module = if stem == "__init__" {
+        vec![]
+    } else {
+        vec![stem]
+    };
+    while let Some(dir) = parts.last().copied() {
+        let dir_path = parts.join("/");
+        let dir_path = if path.starts_with('/') {
+            format!("/{dir_path}")
+        } else {
+            dir_path
+        };
+        if !is_package(&dir_path) {
+            break;
+        }
+        module.insert(0, dir);
+        parts.pop();
+    }
+    module.join(".")
+}
+
+fn is_init(path: &str) -> bool {
+    path.ends_with("/__init__.py") || path == "__init__.py"
+}
+
+/// `__relN__.rest` seen from `module` to an absolute name (unchanged when it is absolute or
+/// climbs above the top package).
+pub fn absolute(name: &str, module: &str, init: bool) -> String {
+    let Some(rest) = name.strip_prefix("__rel") else {
+        return name.to_string();
+    };
+    let Some((level, tail)) = rest.split_once("__") else {
+        return name.to_string();
+    };
+    let Ok(level) = level.parse::<usize>() else {
+        return name.to_string();
+    };
+    let mut parts: Vec<&str> = module.split('.').filter(|p| !p.is_empty()).collect();
+    let keep = (parts.len() + init as usize).checked_sub(level);
+    let Some(keep) = keep else {
+        return name.to_string();
+    };
+    parts.truncate(keep);
+    let tail = tail.strip_prefix('.').unwrap_or(tail);
+    if !tail.is_empty() {
+        parts.push(tail);
+    }
+    parts.join(".")
+}
+
+/// Links the import calls of `snapshots` (each with its module name) to the files that define
+/// their targets. Relative targets become absolute; a target found becomes
+/// `module.qualname` with `target_file` set and a higher confidence; re-exports are followed up
+/// to 8 hops.
+pub fn link(snapshots: &mut [Snapshot], modules: &[String]) {
+    let by_module: HashMap<&str, usize> = modules
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
+    let mut updates = Vec::new();
+    for (si, s) in snapshots.iter().enumerate() {
+        let init = is_init(&s.path);
+        for (ci, c) in s.calls.iter().enumerate() {
+            if c.resolution != Resolution::Import {
+                continue;
+            }
+            let abs = absolute(&c.target, &modules[si], init);
+            let found = find(snapshots, modules, &by_module, &abs, 8);
+            updates.push((si, ci, abs, found));
+        }
+    }
+    for (si, ci, abs, found) in updates {
+        let c = &mut snapshots[si].calls[ci];
+        match found {
+            Some((file, target)) => {
+                c.target = target;
+                c.target_file = Some(file);
+                c.confidence = 0.9;
+            }
+            None => c.target = abs,
+        }
+    }
+}
+
+/// (file, module.qualname) of the definition `name` (absolute) names, if a parsed file has it.
+fn find(
+    snapshots: &[Snapshot],
+    modules: &[String],
+    by_module: &HashMap<&str, usize>,
+    name: &str,
+    hops: u32,
+) -> Option<(String, String)> {
+    if hops == 0 {
+        return None;
+    }
+    // The longest prefix that is a parsed module; the rest is a qualified name in it.
+    let parts: Vec<&str> = name.split('.').collect();
+    for cut in (1..parts.len()).rev() {
+        let module = parts[..cut].join(".");
+        let Some(&i) = by_module.get(module.as_str()) else {
+            continue;
+        };
+        let s = &snapshots[i];
+        let rest = parts[cut..].join(".");
+        if s.functions.iter().any(|f| f.qualname == rest) {
+            return Some((s.path.clone(), format!("{module}.{rest}")));
+        }
+        // A name the module imports (an `__init__.py` re-export) or a submodule.
+        if let Some(q) = s.import_of(parts[cut]) {
+            let mut next = absolute(q, &modules[i], is_init(&s.path));
+            if cut + 1 < parts.len() {
+                next.push('.');
+                next.push_str(&parts[cut + 1..].join("."));
+            }
+            return find(snapshots, modules, by_module, &next, hops - 1);
+        }
+        return None;
+    }
+    None
+}

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-ast", memkit::cmd::ast::run)
+}
