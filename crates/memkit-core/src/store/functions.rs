@@ -49,21 +49,13 @@ pub struct Edit {
 
 /// The last queue id mem-ast's database mode has looked at.
 pub fn cursor(conn: &Connection) -> Result<i64> {
-    let v: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = ?1", [CURSOR], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    Ok(super::meta_get(conn, CURSOR)?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
 }
 
 pub fn set_cursor(conn: &Connection, id: i64) -> Result<()> {
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        params![CURSOR, id.to_string()],
-    )?;
-    Ok(())
+    super::meta_put(conn, CURSOR, &id.to_string())
 }
 
 /// The file-writing tool calls after queue id `after`, oldest first.
