@@ -66,6 +66,11 @@ impl Query for Bm25Query {
             };
             terms.push((t.clone(), idf));
         }
+        // A word in half the records or more adds next to nothing to any score but costs a
+        // walk over half the index: left out, unless the query has nothing else.
+        if terms.iter().any(|t| t.1 > IDF_FLOOR) {
+            terms.retain(|t| t.1 > IDF_FLOOR);
+        }
         Ok(Box::new(Bm25Weight {
             terms,
             params: self.params,
@@ -100,11 +105,16 @@ impl Bm25Weight {
                 }
             }
         }
+        let Params { k1, b } = self.params;
+        let norms = std::array::from_fn(|id| {
+            let len = FieldNormReader::id_to_fieldnorm(id as u8) as f32;
+            k1 * (1.0 - b + b * len / self.avgdl)
+        });
         let mut u = Union {
             cursors,
             fieldnorms,
             params: self.params,
-            avgdl: self.avgdl,
+            norms,
             doc: 0,
         };
         u.doc = u.min_doc();
@@ -137,7 +147,8 @@ struct Union {
     cursors: Vec<(SegmentPostings, f32)>,
     fieldnorms: Option<FieldNormReader>,
     params: Params,
-    avgdl: f32,
+    /// k1 × (1 − b + b × |d| / avgdl) for each of tantivy's 256 length codes.
+    norms: [f32; 256],
     doc: DocId,
 }
 
@@ -188,12 +199,11 @@ impl DocSet for Union {
 
 impl Scorer for Union {
     fn score(&mut self) -> Score {
-        let len = self
-            .fieldnorms
-            .as_ref()
-            .map_or(self.avgdl, |f| f.fieldnorm(self.doc) as f32);
-        let Params { k1, b } = self.params;
-        let norm = k1 * (1.0 - b + b * len / self.avgdl);
+        let norm = match &self.fieldnorms {
+            Some(f) => self.norms[f.fieldnorm_id(self.doc) as usize],
+            None => self.params.k1,
+        };
+        let k1 = self.params.k1;
         self.cursors
             .iter()
             .filter(|c| c.0.doc() == self.doc)
