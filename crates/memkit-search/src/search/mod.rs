@@ -691,17 +691,21 @@ impl Searcher {
         // Any record is some vector's nearest neighbour: one that only the vector arm found is
         // a hit when it is similar enough to mean something, so nonsense finds nothing. (Not
         // with --engine vector: that is the raw arm, for evaluation.)
-        if let Some(floor) = self
-            .similarity_floor()
-            .filter(|_| req.engine != Engine::Vector)
+        if let Some(floor) = (req.engine != Engine::Vector && !c.vector.is_empty())
+            .then(|| self.similarity_floor())
+            .flatten()
         {
             let lexical: HashSet<u64> = c.lexical.iter().map(|x| x.0).collect();
             c.vector.retain(|(k, s)| *s >= floor || lexical.contains(k));
         }
         let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k);
-        let sims: HashMap<u64, f64> = match (&c.query_vector, self.vectors()) {
-            (Some(q), Some(v)) => self.similarities(q, &v.model, v.dim, fused.keys())?,
-            _ => HashMap::new(),
+        // The vector index is opened only when there is a query vector (BM25 alone never maps it).
+        let sims: HashMap<u64, f64> = match &c.query_vector {
+            Some(q) => match self.vectors() {
+                Some(v) => self.similarities(q, &v.model, v.dim, fused.keys())?,
+                None => HashMap::new(),
+            },
+            None => HashMap::new(),
         };
         let signals = Signals {
             lex_name: c.lex_name,
