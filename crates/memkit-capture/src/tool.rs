@@ -395,9 +395,9 @@ fn parse_note(v: &Value) -> std::result::Result<(capture::Note, Option<String>),
         other => return Err(format!("\"tags\" must be a list of strings, not {other}")),
     };
     let date = match text_of("date")? {
-        Some(d) => Some(store::parse_time(&d).ok_or_else(|| {
-            format!("date {d:?}: use YYYY-MM-DD or an ISO datetime such as 2026-02-21T14:30:00Z")
-        })?),
+        Some(d) => {
+            Some(store::parse_time(&d).ok_or_else(|| format!("date {d:?}: {}", store::DATE_HINT))?)
+        }
         None => None,
     };
     let external_id = match text_of("id")? {

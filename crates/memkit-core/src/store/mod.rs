@@ -386,14 +386,21 @@ pub fn normalize_time(ts: &str) -> String {
 /// A date as a user writes it (RFC 3339, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` or with a `T`;
 /// no zone = UTC) in the stored form; `None` when it is none of these.
 pub fn parse_time(s: &str) -> Option<String> {
+    parse_instant(s).map(|(t, _)| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+/// What a date given as [`parse_time`] takes should look like, for error messages.
+pub const DATE_HINT: &str = "use YYYY-MM-DD or an ISO datetime such as 2026-02-21T14:30:00Z";
+
+/// The instant a date as a user writes it names (see [`parse_time`]), and whether only a day
+/// was given (then the instant is its start, UTC).
+pub fn parse_instant(s: &str) -> Option<(chrono::DateTime<chrono::Utc>, bool)> {
     let s = s.trim();
-    let stored =
-        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Some(stored(t.with_timezone(&chrono::Utc)));
+        return Some((t.with_timezone(&chrono::Utc), false));
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Some(stored(d.and_hms_opt(0, 0, 0)?.and_utc()));
+        return Some((d.and_hms_opt(0, 0, 0)?.and_utc(), true));
     }
     [
         "%Y-%m-%dT%H:%M:%S%.f",
@@ -403,7 +410,7 @@ pub fn parse_time(s: &str) -> Option<String> {
     ]
     .iter()
     .find_map(|f| chrono::NaiveDateTime::parse_from_str(s, f).ok())
-    .map(|t| stored(t.and_utc()))
+    .map(|t| (t.and_utc(), false))
 }
 
 /// Whether a job that reads a whole table, and so runs once a day, is due: its `marker` file

@@ -338,13 +338,16 @@ impl Memory {
 
 /// A corpus record as the note a user would import (`mem-capture --notes`).
 fn note_of(d: &data::Doc) -> Result<(memkit_capture::Note, Project)> {
-    let date =
-        match &d.date {
-            Some(s) => Some(store::parse_time(s).ok_or_else(|| {
-                Error::Usage(format!("document {}: date {s:?} is not a date", d.id))
-            })?),
-            None => None,
-        };
+    let date = match &d.date {
+        Some(s) => Some(store::parse_time(s).ok_or_else(|| {
+            Error::Usage(format!(
+                "document {}: date {s:?}: {}",
+                d.id,
+                store::DATE_HINT
+            ))
+        })?),
+        None => None,
+    };
     Ok((
         memkit_capture::Note {
             text: d.text.clone(),

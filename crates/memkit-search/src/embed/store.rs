@@ -74,6 +74,8 @@ pub struct Pending {
     /// What the stored vector is checked against: the text's sha256, with its window count
     /// when it has several (so records embedded before windows existed get theirs).
     pub hash: String,
+    /// The text cut for the model ([`windows`]).
+    pub windows: Vec<String>,
 }
 
 /// What the database holds to embed for (model, dim).
@@ -118,7 +120,8 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
             continue;
         }
         let text = format!("{}{}", m.document_prefix, text);
-        let hash = match windows(&text, &m.document_prefix, m.max_tokens).len() {
+        let parts = windows(&text, &m.document_prefix, m.max_tokens);
+        let hash = match parts.len() {
             1 => sha256_hex(&text),
             n => sha256_hex(&format!("{text}\0windows {n}")),
         };
@@ -133,6 +136,7 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
                 owner_id: id,
                 text,
                 hash,
+                windows: parts,
             });
         }
     }
@@ -323,10 +327,7 @@ pub fn embed_database(
     };
     // Each owner's text in windows the model can read whole (one for most): its vector is
     // theirs, one after the other, so a long record is found by what its end says too.
-    let parts: Vec<Vec<String>> = pending
-        .iter()
-        .map(|p| windows(&p.text, &m.document_prefix, m.max_tokens))
-        .collect();
+    let parts: Vec<&[String]> = pending.iter().map(|p| p.windows.as_slice()).collect();
     let mut got: Vec<Vec<Option<Vec<f32>>>> = parts.iter().map(|w| vec![None; w.len()]).collect();
     let mut misses: Vec<(usize, usize)> = Vec::new();
     store::write_tx(conn, |tx| {

@@ -158,39 +158,15 @@ impl Filters {
 /// Parses an `--after`/`--before` bound: an ISO date (the whole day, UTC) or datetime
 /// (RFC 3339, or without zone = UTC). Returns inclusive epoch milliseconds.
 pub fn parse_bound(s: &str, before: bool) -> Result<i64> {
-    let s = s.trim();
-    let bad = || {
-        Error::Usage(format!(
-            "invalid date {s:?}: use YYYY-MM-DD or an ISO datetime such as 2026-02-21T14:30:00Z"
-        ))
-    };
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        let day = if before {
-            d.succ_opt().ok_or_else(bad)?
-        } else {
-            d
-        };
-        let ms = day
-            .and_hms_opt(0, 0, 0)
-            .ok_or_else(bad)?
-            .and_utc()
-            .timestamp_millis();
-        return Ok(if before { ms - 1 } else { ms });
-    }
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Ok(t.timestamp_millis());
-    }
-    for f in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, f) {
-            return Ok(t.and_utc().timestamp_millis());
-        }
-    }
-    Err(bad())
+    use memkit_core::store::{DATE_HINT, parse_instant};
+    let bad = || Error::Usage(format!("invalid date {:?}: {DATE_HINT}", s.trim()));
+    let (t, day) = parse_instant(s).ok_or_else(bad)?;
+    Ok(if day && before {
+        // The whole day: up to its last millisecond.
+        (t + chrono::Duration::days(1)).timestamp_millis() - 1
+    } else {
+        t.timestamp_millis()
+    })
 }
 
 /// The weights of the score components (all configurable, see `config::SETTINGS`).
