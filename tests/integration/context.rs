@@ -211,7 +211,13 @@ fn every_project_starts_with_its_own_recent_work_within_budget() {
             .collect();
         assert_eq!(
             layers,
-            ["sessions", "functions", "learnings", "observations"]
+            [
+                "files",
+                "sessions",
+                "functions",
+                "learnings",
+                "observations"
+            ]
         );
     }
 }

@@ -84,6 +84,9 @@ const SETTING_USERS: &[(&str, &[&str])] = &[
     ("context_tokens", &["mem-context"]),
     ("context_prompt_coverage", &["mem-context"]),
     ("context_prompt_terms", &["mem-context"]),
+    ("context_type_weights", &["mem-context"]),
+    ("context_files_decay", &["mem-context"]),
+    ("context_files_read", &["mem-context"]),
 ];
 
 #[test]
@@ -123,7 +126,7 @@ fn every_bad_numeric_setting_is_a_usage_error_naming_it() {
     for (key, argv) in SETTING_USERS {
         let var = format!("MEM_{}", key.to_ascii_uppercase());
         for bad in ["abc", "NaN", "-1", "50k", "1e400", "99999999999999999999"] {
-            let value = if *key == "search_type_weights" {
+            let value = if key.ends_with("type_weights") {
                 format!("decision={bad}")
             } else {
                 bad.to_string()

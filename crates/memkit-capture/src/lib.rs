@@ -5,12 +5,14 @@
 //! - every event: one `event_log` row (its name, tool and what happened to it);
 //! - known session events (SessionStart, UserPromptSubmit, tool events, PreCompact,
 //!   SubagentStop, Stop, SessionEnd): the session row is created or updated;
-//! - `pending_queue`: UserPromptSubmit, PostToolUse, PostToolUseFailure, each call of a
+//! - `pending_queue`: UserPromptSubmit (as `Wrapper` when the text is not the user's request),
+//!   PostToolUse, PostToolUseFailure, each call of a
 //!   PostToolBatch, PreCompact, SubagentStop, Stop, and manual notes;
 //! - skipped tool calls (tools in the skip list, or input+response under 50 characters) get
 //!   their event_log row only, with `"skipped"` saying why.
 
 pub mod files;
+pub mod prompt;
 pub mod redact;
 pub mod spool;
 pub mod tool;
@@ -40,6 +42,10 @@ pub const MIN_CALL_CHARS: usize = 50;
 pub const MAX_STRING_CHARS: usize = 64 * 1024;
 const KEEP_HEAD: usize = 48 * 1024;
 const KEEP_TAIL: usize = 16 * 1024;
+
+/// The queue event a user turn becomes when its text is a wrapper, not a request
+/// ([`prompt::classify`]); its payload says which (`wrapper`).
+pub const WRAPPER: &str = "Wrapper";
 
 /// Events that belong to a session and so create or update its row.
 const SESSION_EVENTS: &[&str] = &[
@@ -306,8 +312,20 @@ pub fn store_event(
                     .and_then(Value::as_str)
                     .map(|id| format!("prompt:{session_id}:{id}"))
             });
-            w.enqueue(event, None, &p.raw, Vec::new(), Priority::High, key)?;
-            None
+            let text = p.prompt.as_deref().unwrap_or("");
+            match prompt::classify(text) {
+                prompt::Prompt::Request(_) => {
+                    w.enqueue(event, None, &p.raw, Vec::new(), Priority::High, key)?;
+                    None
+                }
+                // Kept, as what it is: never the user's request (a goal, a title, a decision).
+                prompt::Prompt::Wrapper(kind) => {
+                    let mut payload = p.raw.clone();
+                    payload.insert("wrapper".into(), json!(kind));
+                    w.enqueue(WRAPPER, None, &payload, Vec::new(), Priority::Low, key)?;
+                    Some(json!({"wrapper": kind}))
+                }
+            }
         }
         "PostToolUse" | "PostToolUseFailure" => w
             .tool_call(policy, &p.raw, event)?

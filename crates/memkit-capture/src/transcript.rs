@@ -2,9 +2,10 @@
 //! into the events the hooks would have recorded (../shared/reference/transcript-schema.md).
 //!
 //! What one file becomes:
-//! - UserPromptSubmit for each typed prompt: a user line outside a subagent, not `isMeta` or a
-//!   compaction summary, whose text is not tool output or injected text (local command output,
-//!   caveats, system reminders, interruption markers);
+//! - UserPromptSubmit for each user line outside a subagent, not `isMeta` or a compaction
+//!   summary; when its text is a wrapper (local command output, teammate messages, system
+//!   reminders, interruption markers: `prompt::classify`) it neither ends nor starts a turn, and
+//!   capture stores it as a `Wrapper`;
 //! - PostToolUse (PostToolUseFailure when `is_error`) for each `tool_use`, paired with its
 //!   `tool_result` by id; the structured `toolUseResult` is the response when the result line
 //!   holds only that result, else the result's content;
@@ -63,17 +64,6 @@ struct ToolResult {
     structured: Option<Value>,
     at: String,
 }
-
-const NOT_PROMPTS: &[&str] = &[
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "Caveat:",
-    "<system-reminder>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "[Request interrupted",
-];
 
 /// Is this file a subagent transcript (`agent-<id>.jsonl`, beside the session or under
 /// `<session>/subagents/`)?
@@ -360,11 +350,18 @@ impl<'p> Reader<'p> {
             || obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
         let prompt = text_of(&content);
         let prompt_t = prompt.trim_start();
-        if meta
-            || self.is_sidechain_file
-            || prompt_t.is_empty()
-            || NOT_PROMPTS.iter().any(|p| prompt_t.starts_with(p))
-        {
+        if meta || self.is_sidechain_file || prompt_t.is_empty() {
+            return;
+        }
+        // Not the user's words: kept (capture stores it as a wrapper), but it neither ends the
+        // turn nor starts one.
+        if let crate::prompt::Prompt::Wrapper(_) = crate::prompt::classify(prompt_t) {
+            self.events.push((
+                self.last_at.clone(),
+                self.seq,
+                json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+                uuid.map(|u| format!("prompt:{u}")),
+            ));
             return;
         }
         if self.turn_active {

@@ -189,40 +189,11 @@ const STOP: &[&str] = &[
     "sort",
 ];
 
-fn tag_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?s)<(ide_[a-z_]+|system-reminder|local-command-[a-z]+)>.*?</(ide_[a-z_]+|system-reminder|local-command-[a-z]+)>|</?[A-Za-z][A-Za-z0-9_-]*>")
-            .expect("valid regex")
-    })
-}
-
-fn command_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?s)<command-name>\s*(.*?)\s*</command-name>.*?(?:<command-args>(.*?)</command-args>|\z)|(?s)<command-args>(.*?)</command-args>.*?<command-name>\s*(.*?)\s*</command-name>")
-            .expect("valid regex")
-    })
-}
-
-/// A prompt without IDE context blocks and markup tags. A slash command Claude Code expanded
-/// (`<command-name>/init</command-name><command-message>init is analyzing…`) becomes what was
-/// typed: `/init` and its arguments.
+/// A prompt's request: without IDE context blocks and markup tags, a slash command Claude Code
+/// expanded as what was typed (`/fix-issue 42`), and "" for a wrapper (a teammate message, a
+/// bare `/clear`, command output): see `memkit_capture::prompt`.
 pub fn clean_prompt(p: &str) -> String {
-    let squash = |t: &str| {
-        tag_re()
-            .replace_all(t, " ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    if let Some(c) = command_re().captures(p) {
-        let name = c.get(1).or(c.get(4)).map_or("", |m| m.as_str());
-        let args = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
-        let slash = if name.starts_with('/') { "" } else { "/" };
-        return squash(&format!("{slash}{name} {args}"));
-    }
-    squash(p)
+    memkit_capture::prompt::request(p)
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -761,38 +732,70 @@ fn first_sentence(text: &str, max: usize) -> String {
 }
 
 fn functions(g: &Group) -> Vec<String> {
-    let re = function_re();
     let mut out: Vec<String> = Vec::new();
     for it in g.items.iter().filter(|i| i.writes()) {
-        let inp = &it.payload["tool_input"];
-        let mut texts: Vec<&str> = Vec::new();
-        for k in ["new_string", "content", "new_source"] {
-            if let Some(s) = inp[k].as_str() {
-                texts.push(s);
-            }
-        }
-        if let Some(edits) = inp["edits"].as_array() {
-            texts.extend(edits.iter().filter_map(|e| e["new_string"].as_str()));
-        }
-        for t in texts {
-            let t = if t.len() > 32_000 {
-                let mut e = 32_000;
-                while !t.is_char_boundary(e) {
-                    e -= 1;
-                }
-                &t[..e]
-            } else {
-                t
-            };
-            for c in re.captures_iter(t) {
-                let name = c[1].to_string();
-                if !out.contains(&name) && out.len() < 20 {
-                    out.push(name);
-                }
+        for name in functions_in_edit(&it.payload["tool_input"]) {
+            if !out.contains(&name) && out.len() < 20 {
+                out.push(name);
             }
         }
     }
     out
+}
+
+/// Functions, methods and classes an edit call's new text defines (Write content, Edit and
+/// MultiEdit new strings, notebook source), in order, without repeats.
+pub fn functions_in_edit(input: &Value) -> Vec<String> {
+    let re = function_re();
+    let mut texts: Vec<&str> = Vec::new();
+    for k in ["new_string", "content", "new_source"] {
+        if let Some(s) = input[k].as_str() {
+            texts.push(s);
+        }
+    }
+    if let Some(edits) = input["edits"].as_array() {
+        texts.extend(edits.iter().filter_map(|e| e["new_string"].as_str()));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for t in texts {
+        let mut e = t.len().min(32_000);
+        while !t.is_char_boundary(e) {
+            e -= 1;
+        }
+        for c in re.captures_iter(&t[..e]) {
+            if !out.iter().any(|n| n == &c[1]) {
+                out.push(c[1].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether a path is source code (functions make sense there), not docs, config or markup.
+pub fn is_code(path: &str) -> bool {
+    matches!(
+        language(path),
+        Some(
+            "rust"
+                | "python"
+                | "typescript"
+                | "javascript"
+                | "go"
+                | "java"
+                | "ruby"
+                | "c"
+                | "c++"
+                | "shell"
+        )
+    ) || {
+        let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        [
+            "kt", "kts", "swift", "scala", "cs", "php", "ex", "exs", "erl", "hs", "ml", "lua",
+            "dart", "jl", "zig", "vue", "svelte", "m", "mm", "pl", "clj", "r", "fs", "groovy",
+            "cjs", "mts", "cts",
+        ]
+        .contains(&ext.as_str())
+    }
 }
 
 fn language(path: &str) -> Option<&'static str> {

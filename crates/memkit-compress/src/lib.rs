@@ -180,6 +180,13 @@ pub fn group(mut items: Vec<Item>) -> Grouped {
         }
         match it.event.as_str() {
             "Note" => out.notes.push(it),
+            // A wrapper stored as a prompt before wrappers had their own kind opens no turn.
+            "UserPromptSubmit"
+                if heuristic::clean_prompt(it.payload["prompt"].as_str().unwrap_or(""))
+                    .is_empty() =>
+            {
+                out.skips.push((it.id, SKIP_MARKER))
+            }
             "UserPromptSubmit" => {
                 flush(&mut cur, &mut out);
                 let prompt = it.payload["prompt"].as_str().unwrap_or("").to_string();

@@ -1,23 +1,29 @@
 //! The context block a new session starts with (SessionStart) and the memories a prompt brings
 //! in (UserPromptSubmit).
 //!
-//! The block is built from layers in priority order — recent sessions, functions changed,
-//! learnings, observations — each with a token cap, filled greedily within one total budget.
+//! The block is built from layers in priority order — files in play, recent sessions,
+//! functions changed, learnings, observations — each with a token cap, filled greedily within
+//! one total budget. Every file is named the same way in every layer (`files::names`).
 //! A layer that fails or has no data is skipped with a reason and the others stay. Observations
 //! are one index line each (`#id type title · when`) so the block stays small; the last line
 //! says how to get more (progressive disclosure).
 
+pub mod files;
 pub mod prompt;
 pub mod request;
 
 use rusqlite::Connection;
 
+use memkit_compress::heuristic::is_code;
 use memkit_core::config::Config;
+use memkit_core::store::queue::{self, FileCall};
 use memkit_core::store::{functions as function_map, learnings, observations, sessions};
 use memkit_core::tokens::estimate;
 use memkit_core::{Error, Result};
 use memkit_search::index::{self, Doc};
 use memkit_search::search::{Weights, file_overlap};
+
+use files::Namer;
 
 /// Default total budget in tokens (`MEM_CONTEXT_TOKENS`).
 pub const DEFAULT_BUDGET: usize = 2000;
@@ -27,11 +33,20 @@ pub const RESERVE: usize = 200;
 /// The layers in priority order with their default caps (for the default 2,000-token budget;
 /// other budgets scale them).
 pub const LAYERS: &[(&str, usize)] = &[
-    ("sessions", 400),
-    ("functions", 500),
-    ("learnings", 300),
-    ("observations", 600),
+    ("files", 350),
+    ("sessions", 300),
+    ("functions", 350),
+    ("learnings", 250),
+    ("observations", 550),
 ];
+
+/// An observation line's title is cut to this many characters.
+const TITLE_CHARS: usize = 100;
+/// Files the files-in-play layer may list, and the sessions it looks back over.
+const FILES_SHOWN: usize = 15;
+const FILE_SESSIONS: usize = 10;
+/// File calls read for the files and functions layers.
+const FILE_CALLS: usize = 3000;
 
 /// How many past sessions the session layer lists.
 const SESSIONS_SHOWN: usize = 10;
@@ -126,13 +141,18 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
     let mut body = String::new();
     let mut reports = Vec::new();
     let mut observation_ids = Vec::new();
+    // Settings are read before any layer: a bad one is the user's error, not a failed layer.
+    let set = Settings::read(cfg)?;
+    let work = work(conn, opts);
     for (layer, cap) in caps(opts.budget) {
         let cap = cap.min(opts.budget.saturating_sub(used + reserve(opts.budget)));
-        let lines = match layer {
-            "sessions" => sessions(conn, opts),
-            "functions" => functions(conn, opts),
-            "learnings" => learnings(conn),
-            _ => observations(conn, cfg, opts),
+        let lines = match (&work, layer) {
+            (_, "sessions") => sessions(conn, opts),
+            (_, "learnings") => learnings(conn),
+            (Err(e), _) => Err(Error::Other(e.to_string())),
+            (Ok(w), "files") => files_layer(w, &set, opts),
+            (Ok(w), "functions") => functions(conn, opts, w),
+            (Ok(w), _) => observations(conn, &set, opts, w),
         };
         let mut rep = LayerReport {
             name: layer.to_string(),
@@ -202,6 +222,7 @@ fn footer(has_project: bool) -> String {
 
 fn layer_title(layer: &str, source: Source) -> &'static str {
     match (layer, source) {
+        ("files", _) => "Files in play",
         ("sessions", _) => "Recent sessions",
         ("functions", _) => "Functions changed lately",
         ("learnings", _) => "Project learnings",
@@ -241,41 +262,41 @@ fn sessions(conn: &Connection, opts: &Options) -> LayerLines {
 }
 
 /// Functions changed lately: from mem-ast's function map (qualified name and signature,
-/// grouped by file, newest first), else from what the observations of the last sessions
-/// recorded.
-fn functions(conn: &Connection, opts: &Options) -> LayerLines {
+/// grouped by file, newest first), else from the edits of the last sessions, each function
+/// under the file whose edit defines it. Code files of the project only: a plan, a note or a
+/// config file has no functions worth listing.
+fn functions(conn: &Connection, opts: &Options, work: &Work) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let mapped = function_map::recent_changes(conn, project, FUNCTIONS_SHOWN * 4)?;
+    let mapped: Vec<function_map::Changed> =
+        function_map::recent_changes(conn, project, FUNCTIONS_SHOWN * 4)?
+            .into_iter()
+            .filter(|c| is_code(&c.file_path) && files::inside(&c.file_path, project))
+            .collect();
     if !mapped.is_empty() {
-        return Ok(Ok(mapped_lines(mapped, project)));
+        return Ok(Ok(mapped_lines(mapped, &work.namer)));
     }
-    // The sessions first, then their observations by the session index: filtering a large
-    // project's observations by session would read every one of them.
     let recent = sessions::latest_ids(conn, project, FUNCTION_SESSIONS)?;
-    if recent.is_empty() {
-        return Ok(Ok(vec![]));
-    }
-    let rows = observations::functions_of_sessions(conn, &recent)?;
+    let edits = queue::file_calls(conn, &recent, true, FUNCTIONS_SHOWN * 20)?;
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut total = 0;
-    for (files, funcs) in rows {
-        // Functions are recorded per observation, not per file: name the file only when the
-        // observation changed exactly one.
-        let file = match files.as_slice() {
-            [one] => short_path(one, project),
-            [] => "(file unknown)".to_string(),
-            _ => "(several files)".to_string(),
+    for e in &edits {
+        let (Some(file), Some(input)) = (e.files.first(), &e.input) else {
+            continue;
         };
-        let slot = match by_file.iter().position(|(f, _)| *f == file) {
+        if !is_code(file) || !files::inside(file, project) {
+            continue;
+        }
+        let name = work.namer.name(file);
+        let slot = match by_file.iter().position(|(f, _)| *f == name) {
             Some(i) => i,
             None => {
-                by_file.push((file, Vec::new()));
+                by_file.push((name, Vec::new()));
                 by_file.len() - 1
             }
         };
-        for f in funcs {
+        for f in memkit_compress::heuristic::functions_in_edit(input) {
             if total < FUNCTIONS_SHOWN && !by_file[slot].1.contains(&f) {
                 by_file[slot].1.push(f);
                 total += 1;
@@ -292,7 +313,7 @@ fn functions(conn: &Connection, opts: &Options) -> LayerLines {
         .collect()))
 }
 
-fn mapped_lines(rows: Vec<function_map::Changed>, project: &str) -> Vec<Line> {
+fn mapped_lines(rows: Vec<function_map::Changed>, namer: &Namer) -> Vec<Line> {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
     for r in rows {
@@ -302,7 +323,7 @@ fn mapped_lines(rows: Vec<function_map::Changed>, project: &str) -> Vec<Line> {
             continue;
         }
         seen.push((r.file_path.clone(), r.qualname.clone()));
-        let file = short_path(&r.file_path, project);
+        let file = namer.name(&r.file_path);
         let mut sig: String = r.signature.chars().take(80).collect();
         if sig.len() < r.signature.len() {
             sig.push('…');
@@ -326,6 +347,93 @@ fn mapped_lines(rows: Vec<function_map::Changed>, project: &str) -> Vec<Line> {
         .collect()
 }
 
+/// The settings the layers rank by.
+struct Settings {
+    files: files::Weights,
+    search: Weights,
+    types: std::collections::HashMap<String, f64>,
+}
+
+impl Settings {
+    fn read(cfg: &Config) -> Result<Settings> {
+        let d = files::Weights::default();
+        let mut types = memkit_core::config::weights(memkit_core::config::CONTEXT_TYPE_WEIGHTS);
+        cfg.get_weights("context_type_weights", &mut types)?;
+        Ok(Settings {
+            files: files::Weights {
+                decay: cfg.get_num("context_files_decay")?.unwrap_or(d.decay),
+                read: cfg.get_num("context_files_read")?.unwrap_or(d.read),
+            },
+            search: Weights::from_config(cfg)?,
+            types,
+        })
+    }
+}
+
+/// What the file-aware layers share: the last sessions' reads and edits (newest first), and
+/// the names files get in the block.
+struct Work {
+    calls: Vec<FileCall>,
+    namer: Namer,
+}
+
+fn work(conn: &Connection, opts: &Options) -> Result<Work> {
+    let root = opts.project.clone().unwrap_or_default();
+    let calls = match &opts.project {
+        Some(p) => {
+            let recent = sessions::latest_ids(conn, p, FILE_SESSIONS)?;
+            queue::file_calls(conn, &recent, false, FILE_CALLS)?
+        }
+        None => vec![],
+    };
+    let namer = Namer::new(
+        calls.iter().flat_map(|c| c.files.iter()).chain(&opts.files),
+        &root,
+    );
+    Ok(Work { calls, namer })
+}
+
+/// The files the next session is most likely to work on (`files::rank`), each with what was
+/// last done to it and when.
+fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
+    let Some(project) = &opts.project else {
+        return Ok(Err("no project".into()));
+    };
+    let ranked = files::rank(&work.calls, project, &opts.files, set.files);
+    Ok(Ok(ranked
+        .into_iter()
+        .take(FILES_SHOWN)
+        .map(|f| {
+            let name = work.namer.name(&f.path);
+            // The file is the line's subject: a title's own "(file)" would say it twice.
+            let what = f
+                .last_what
+                .as_ref()
+                .map(|(edit, t)| (*edit, clip(&flatten(without_file(t)), 70)));
+            let what = match what {
+                Some((true, t)) => format!(": {t}"),
+                Some((false, t)) => format!(": read for {t}"),
+                None => String::new(),
+            };
+            let text = if f.changed && f.last_ms == 0 {
+                format!("- {name} (uncommitted change)")
+            } else {
+                let state = if f.changed { "uncommitted; " } else { "" };
+                let did = match (f.edits, f.sessions) {
+                    (0, _) => "read".to_string(),
+                    (n, s) if s > 1 => format!("edited {n}× in {s} sessions"),
+                    (n, _) => format!("edited {n}×"),
+                };
+                format!(
+                    "- {name} ({state}{did}, {}){what}",
+                    relative(f.last_ms, opts.now_ms)
+                )
+            };
+            Line { text, id: None }
+        })
+        .collect()))
+}
+
 fn learnings(conn: &Connection) -> LayerLines {
     let Some(rows) = learnings::top(conn, 10)? else {
         return Ok(Err("no learnings yet (mem-learn has not run)".into()));
@@ -346,18 +454,20 @@ fn learnings(conn: &Connection) -> LayerLines {
 }
 
 /// This project's observations ranked without a query: manual notes first, then the relevance
-/// score's query-free components (recency, type, overlap with the working files); after
-/// `compact`/`clear` the current session's own come first.
-fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
+/// score's query-free components (recency, type, overlap with the working files) with the
+/// SessionStart type weights (work done before what was only read); lines that say nothing
+/// are left out; after `compact`/`clear` the current session's own come first.
+fn observations(conn: &Connection, set: &Settings, opts: &Options, work: &Work) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let w = Weights::from_config(cfg)?;
+    let (w, type_weights) = (&set.search, &set.types);
     let with_flag = |o: memkit_core::record::Observation| {
         let manual = o.is_manual;
-        (Doc::of_observation(o), manual)
+        let modified = o.files_modified.clone();
+        (Doc::of_observation(o), manual, modified)
     };
-    let mut docs: Vec<(Doc, bool)> =
+    let mut docs: Vec<(Doc, bool, Vec<String>)> =
         observations::latest_of_project(conn, project, false, OBS_CANDIDATES)?
             .into_iter()
             .map(with_flag)
@@ -367,14 +477,15 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
         .into_iter()
         .map(with_flag)
     {
-        if !docs.iter().any(|(d, _)| d.id == r.0.id) {
+        if !docs.iter().any(|(d, _, _)| d.id == r.0.id) {
             docs.push(r);
         }
     }
     let own = matches!(opts.source, Source::Compact | Source::Clear);
-    let mut scored: Vec<(u8, f64, Doc)> = docs
+    let mut scored: Vec<(u8, f64, Doc, Vec<String>)> = docs
         .into_iter()
-        .map(|(d, manual)| {
+        .filter(|(d, manual, _)| *manual || !says_nothing(&d.title))
+        .map(|(d, manual, modified)| {
             let age_days = ((opts.now_ms - d.created_ms).max(0) as f64) / 86_400_000.0;
             let recency = if w.half_life_days > 0.0 {
                 0.5f64.powf(age_days / w.half_life_days)
@@ -382,7 +493,7 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
                 0.0
             };
             let score = w.recency * recency
-                + w.kind * w.type_weights.get(&d.kind).copied().unwrap_or(0.3)
+                + w.kind * type_weights.get(&d.kind).copied().unwrap_or(0.3)
                 + w.files * file_overlap(&opts.files, &d.files)
                 + w.project;
             let this_session = own && opts.session_id.is_some() && d.session_id == opts.session_id;
@@ -393,7 +504,7 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
             } else {
                 2
             };
-            (tier, score, d)
+            (tier, score, d, modified)
         })
         .collect();
     scored.sort_by(|a, b| {
@@ -403,10 +514,13 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
     });
     let mut lines: Vec<Line> = scored
         .into_iter()
-        .map(|(_, _, d)| Line {
+        .map(|(_, _, d, modified)| Line {
             text: index_line(
                 &format!("#{} {}", d.id, d.kind),
-                &d.title,
+                &{
+                    let (t, f) = named_title(&d.title, &modified, &d.files, &work.namer);
+                    title_with_file(&t, f.as_deref(), TITLE_CHARS)
+                },
                 d.created_ms,
                 None,
                 opts.now_ms,
@@ -436,6 +550,141 @@ fn observations(conn: &Connection, cfg: &Config, opts: &Options) -> LayerLines {
     Ok(Ok(lines))
 }
 
+/// Words that carry no subject in a title: the compressor's verbs, fillers, counts.
+const EMPTY_WORDS: &[&str] = &[
+    "investigate",
+    "update",
+    "fix",
+    "add",
+    "change",
+    "refactor",
+    "decide",
+    "commit",
+    "merge",
+    "push",
+    "pull",
+    "run",
+    "check",
+    "continue",
+    "proceed",
+    "work",
+    "make",
+    "try",
+    "look",
+    "see",
+    "yes",
+    "okay",
+    "please",
+    "thanks",
+    "this",
+    "that",
+    "these",
+    "those",
+    "all",
+    "now",
+    "again",
+    "done",
+    "next",
+    "tool",
+    "call",
+    "calls",
+    "the",
+    "and",
+    "for",
+    "with",
+    "it's",
+    "let's",
+    "go",
+    "ahead",
+    "same",
+    "more",
+    "it",
+    "do",
+    "on",
+    "in",
+    "to",
+    "of",
+    "a",
+    "an",
+];
+
+/// A title that names no file or identifier and has fewer than two words with a subject says
+/// nothing a session can use ("Investigate (2 tool calls)", "Commit this", "Merge #1").
+pub fn says_nothing(title: &str) -> bool {
+    let mut subject = 0;
+    for w in title.split(|c: char| c.is_whitespace() || "():,;!?\"'`#".contains(c)) {
+        let w = w.trim_matches(|c: char| c == '.' || c == '-');
+        if w.is_empty() || w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let named = w.contains(['/', '_', '.'])
+            || w.chars().skip(1).any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase());
+        if named {
+            return false;
+        }
+        if w.chars().count() >= 3 && !EMPTY_WORDS.contains(&w.to_lowercase().as_str()) {
+            subject += 1;
+        }
+    }
+    subject < 2
+}
+
+/// A title and the file it is about: a title ending in a bare file name ("… (main.rs)")
+/// loses it and the file gets its block name; a title that names no file gets the file the
+/// observation edited.
+fn named_title(
+    title: &str,
+    modified: &[String],
+    files: &[String],
+    namer: &Namer,
+) -> (String, Option<String>) {
+    let base = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+    if let Some(open) = title.rfind(" (")
+        && title.ends_with(')')
+    {
+        let inner = &title[open + 2..title.len() - 1];
+        if let Some(f) = modified.iter().chain(files).find(|f| base(f) == inner) {
+            return (title[..open].to_string(), Some(namer.name(f)));
+        }
+    }
+    match modified.first() {
+        Some(f)
+            if !files
+                .iter()
+                .chain(modified)
+                .any(|g| title.contains(&base(g))) =>
+        {
+            (title.to_string(), Some(namer.name(f)))
+        }
+        _ => (title.to_string(), None),
+    }
+}
+
+/// A title without the file name it ends with ("Fix the parser (parse.rs)" → "Fix the parser").
+fn without_file(title: &str) -> &str {
+    match title.rfind(" (") {
+        Some(i)
+            if title.ends_with(')')
+                && !title[i + 2..].contains(' ')
+                && title[i + 2..].contains('.') =>
+        {
+            &title[..i]
+        }
+        _ => title,
+    }
+}
+
+/// A title cut to `max` characters, its file name (if any) kept whole after it.
+fn title_with_file(title: &str, file: Option<&str>, max: usize) -> String {
+    match file {
+        Some(f) => {
+            let room = max.saturating_sub(f.chars().count() + 3).max(20);
+            format!("{} ({f})", clip(&flatten(title), room))
+        }
+        None => clip(&flatten(title), max),
+    }
+}
+
 /// `- #id type title · when` (`label` = `#id type`), with `[from: project]` for another
 /// project's record.
 pub fn index_line(
@@ -448,7 +697,7 @@ pub fn index_line(
     let from = from.map(|p| format!("[from: {p}] ")).unwrap_or_default();
     format!(
         "- {label} {from}{} · {}",
-        clip(&flatten(title), 110),
+        clip(&flatten(title), TITLE_CHARS + 10),
         relative(created_ms, now_ms)
     )
 }
@@ -465,14 +714,6 @@ fn clip(s: &str, max: usize) -> String {
     let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
     t.push('…');
     t
-}
-
-/// A path relative to the project root when inside it.
-fn short_path(p: &str, root: &str) -> String {
-    p.strip_prefix(root)
-        .and_then(|r| r.strip_prefix('/'))
-        .unwrap_or(p)
-        .to_string()
 }
 
 /// "just now", "5 min ago", "3 h ago", "2 d ago", "6 w ago", else the date.

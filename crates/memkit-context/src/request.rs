@@ -27,6 +27,8 @@ pub struct Request {
     pub budget: usize,
     /// Where to ask git for the changed files.
     pub dir: Option<std::path::PathBuf>,
+    /// Build as of this moment (epoch ms) instead of now: replays, tests (`--now`).
+    pub now_ms: Option<i64>,
 }
 
 pub fn thresholds(cfg: &Config) -> Result<Thresholds> {
@@ -48,7 +50,9 @@ pub fn build(
     req: &Request,
 ) -> Result<Context> {
     let start = Instant::now();
-    let now_ms = chrono::Utc::now().timestamp_millis();
+    let now_ms = req
+        .now_ms
+        .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
     let mut rec = Context {
         v: memkit_core::record::VERSION,
         event: if req.prompt.is_some() {

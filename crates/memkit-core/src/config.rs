@@ -30,6 +30,19 @@ const fn setting(
     }
 }
 
+/// Observation types at SessionStart: work done (fixes, features, edits) before what was only
+/// read, so the block shows what changed rather than what was looked at.
+pub const CONTEXT_TYPE_WEIGHTS: &str =
+    "bugfix=1,feature=1,refactor=0.9,change=0.8,decision=0.8,discovery=0.2";
+
+/// A well-formed `name=weight,…` list (a default of the code) as a map.
+pub fn weights(list: &str) -> std::collections::HashMap<String, f64> {
+    list.split(',')
+        .filter_map(|i| i.split_once('='))
+        .filter_map(|(k, v)| Some((k.trim().to_string(), v.trim().parse().ok()?)))
+        .collect()
+}
+
 /// Every setting memkit reads, the one list: the man pages' ENVIRONMENT sections are made from
 /// it, and nothing outside this module reads a variable that is not listed here.
 pub const SETTINGS: &[Setting] = &[
@@ -318,6 +331,24 @@ pub const SETTINGS: &[Setting] = &[
         "When 1, mem-context may bring in other projects' memories (labelled [from: <project>]) at SessionStart and per prompt.",
     ),
     setting(
+        "MEM_CONTEXT_TYPE_WEIGHTS",
+        Some("context_type_weights"),
+        Some(CONTEXT_TYPE_WEIGHTS),
+        "How much each observation type counts in mem-context's SessionStart ranking (evidence of work before reading), as type=weight,…",
+    ),
+    setting(
+        "MEM_CONTEXT_FILES_DECAY",
+        Some("context_files_decay"),
+        Some("0.5"),
+        "Files in play: the weight of the k-th last session's work is decay^k.",
+    ),
+    setting(
+        "MEM_CONTEXT_FILES_READ",
+        Some("context_files_read"),
+        Some("0.25"),
+        "Files in play: what reading a file is worth next to editing it.",
+    ),
+    setting(
         "MEM_CONTEXT_PROMPT_COVERAGE",
         Some("context_prompt_coverage"),
         Some("0.5"),
@@ -422,6 +453,9 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_similarity_floor", 0.0, 1.0),
     Bounds::int("context_tokens", 50.0, 200_000.0),
     Bounds::float("context_prompt_coverage", 0.0, 1.0),
+    Bounds::float("context_type_weights", 0.0, 100.0),
+    Bounds::float("context_files_decay", 0.0, 1.0),
+    Bounds::float("context_files_read", 0.0, 1.0),
     Bounds::int("context_prompt_terms", 0.0, 64.0),
 ];
 
@@ -700,6 +734,26 @@ impl Config {
             Ok(n) => Ok(Some(n)),
             Err(msg) => self.invalid(key, &msg).map(|_| None),
         }
+    }
+
+    /// A `name=weight,…` setting merged into `into` (names not given keep their weight).
+    pub fn get_weights(
+        &self,
+        key: &str,
+        into: &mut std::collections::HashMap<String, f64>,
+    ) -> Result<()> {
+        for item in self.get_list(key).unwrap_or_default() {
+            match item.split_once('=') {
+                Some((k, v)) => match parse_num(key, v) {
+                    Ok(v) => {
+                        into.insert(k.trim().to_string(), v);
+                    }
+                    Err(e) => self.invalid(key, &format!("{}: {e}", k.trim()))?,
+                },
+                None => self.invalid(key, &format!("expected name=weight, got {item:?}"))?,
+            }
+        }
+        Ok(())
     }
 
     /// Reports a setting whose value is unusable: a usage error naming it and its variable, or

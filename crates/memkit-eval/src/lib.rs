@@ -2,4 +2,5 @@
 //! way a user would bring notes, searched per scope by each retriever, and scored next to a
 //! textbook BM25 over the same text in the same run.
 
+pub mod context;
 pub mod retrieval;

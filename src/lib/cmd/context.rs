@@ -58,6 +58,9 @@ rare) and at least half of the IDF weight of the prompt words that any memory co
 (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the
 prompt's vector is already cached: no model is loaded in a hook.
 
+--now TIME (MEM_NOW) builds the block as of that moment: recency and relative times are computed
+from it, so a replay or a test sees what a session starting then would have seen.
+
 --hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source,
 prompt) and prints the hook's JSON
 ({"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}) or nothing. It never fails Claude
@@ -88,6 +91,10 @@ pub struct Args {
     /// Token budget of the block (default $MEM_CONTEXT_TOKENS, else 2000).
     #[arg(long, value_name = "N")]
     pub budget: Option<usize>,
+    /// Build as of this moment (ISO date or datetime) instead of now: relative times and
+    /// recency, so the block, are then reproducible (replays, tests).
+    #[arg(long, env = "MEM_NOW", value_name = "TIME")]
+    pub now: Option<String>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -116,6 +123,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         prompt: args.prompt.clone(),
         budget,
         dir: Some(dir),
+        now_ms: now_ms(&args)?,
     };
     let rec = context::request::build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
@@ -131,6 +139,16 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+fn now_ms(args: &Args) -> Result<Option<i64>> {
+    args.now
+        .as_deref()
+        .map(|t| {
+            crate::search::parse_bound(t, false)
+                .map_err(|e| crate::Error::Usage(format!("--now: {e}")))
+        })
+        .transpose()
 }
 
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
@@ -188,6 +206,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         prompt,
         budget: budget(&cfg, args.budget)?,
         dir: dir.map(std::path::PathBuf::from),
+        now_ms: now_ms(args)?,
     };
     // A database another process holds must not keep the session waiting: give up with no
     // context rather than late.

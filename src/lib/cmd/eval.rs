@@ -54,6 +54,30 @@ pub struct Args {
 pub enum What {
     /// Score search on a retrieval set (corpus, queries, relevance judgements).
     Retrieval(RetrievalArgs),
+    /// Replay transcripts: does the SessionStart block name the files each session then edits?
+    Context(ContextArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ContextArgs {
+    /// Transcript files or folders of them (e.g. ~/.claude/projects/<project>).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Token budget of the block.
+    #[arg(long, default_value_t = memkit_context::DEFAULT_BUDGET)]
+    pub budget: usize,
+    /// Name of the set in the figures [default: the first PATH's name].
+    #[arg(long)]
+    pub set: Option<String>,
+    /// Write each replayed session (files edited, files each method named, the block) as JSONL.
+    #[arg(long, value_name = "FILE")]
+    pub sessions: Option<PathBuf>,
+    /// Scratch memories [default: ~/.cache/memkit/eval].
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    /// Keep the scratch memories and print their paths.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -97,7 +121,76 @@ pub struct RetrievalArgs {
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match args.what {
         What::Retrieval(a) => retrieval_run(a, io),
+        What::Context(a) => context_run(a, io),
     }
+}
+
+fn context_run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
+    use memkit_eval::context;
+    let set = a.set.clone().unwrap_or_else(|| {
+        a.paths[0]
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    let opts = context::Options {
+        budget: a.budget,
+        work: a.work.clone().unwrap_or_else(retrieval::default_work),
+        keep: a.keep,
+    };
+    let bar = progress_bar(io);
+    let out = context::run(&set, &a.paths, &opts, &mut |step, done, total| {
+        if let Some(b) = &bar {
+            b.set_message(step.to_string());
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &a.sessions {
+        let name = path.display().to_string();
+        let f = std::fs::File::create(path).map_err(|e| Error::input(&name, None, e))?;
+        let mut w = std::io::BufWriter::new(f);
+        for s in &out.sessions {
+            serde_json::to_writer(&mut w, s)?;
+            writeln!(w)?;
+        }
+        w.flush()?;
+    }
+    for home in &out.homes {
+        io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
+    }
+    if out.sessions.is_empty() {
+        io.warn("no session to score: a project needs a second session that edits files");
+        return Ok(Outcome::NothingFound);
+    }
+    io.listing(
+        &out.reports,
+        &[
+            "set",
+            "project",
+            "method",
+            "sessions",
+            "hit_rate",
+            "recall",
+            "files_named",
+        ],
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// A progress bar on a terminal, none in a pipe or with --quiet.
+fn progress_bar(io: &Io) -> Option<indicatif::ProgressBar> {
+    (io.stderr_tty && !io.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("mem-eval {msg} {bar:30} {pos}/{len} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
 }
 
 fn retrieval_run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
@@ -135,14 +228,7 @@ fn retrieval_run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         keep: a.keep,
         depth: a.depth,
     };
-    let bar = (io.stderr_tty && !io.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("mem-eval {msg} {bar:30} {pos}/{len} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = progress_bar(io);
     let mut progress = |step: &str, done: usize, total: usize| {
         if let Some(b) = &bar {
             b.set_message(step.to_string());

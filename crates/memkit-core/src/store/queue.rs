@@ -317,3 +317,75 @@ pub fn prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
         .filter_map(|v| v["prompt"].as_str().map(str::to_string))
         .collect())
 }
+
+/// Tools whose successful calls change a file.
+pub const EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+/// One successful Read or edit of files, with the observation it went into (if compressed).
+#[derive(Debug, Clone)]
+pub struct FileCall {
+    pub session_id: String,
+    pub tool: String,
+    pub files: Vec<String>,
+    pub at: String,
+    /// (type, title) of the observation made from it.
+    pub observation: Option<(String, String)>,
+    /// The call's input, when asked for (edits only).
+    pub input: Option<serde_json::Value>,
+}
+
+impl FileCall {
+    pub fn edits(&self) -> bool {
+        EDIT_TOOLS.contains(&self.tool.as_str())
+    }
+}
+
+/// The successful Read and edit calls of `sessions`, newest first (at most `limit`); with
+/// `edits_only`, only edits, with their input. By session, so a large project is not read whole.
+pub fn file_calls(
+    conn: &Connection,
+    sessions: &[String],
+    edits_only: bool,
+    limit: usize,
+) -> Result<Vec<FileCall>> {
+    if sessions.is_empty() {
+        return Ok(vec![]);
+    }
+    let marks = vec!["?"; sessions.len()].join(",");
+    let tools = if edits_only {
+        "'Write', 'Edit', 'MultiEdit', 'NotebookEdit'"
+    } else {
+        "'Read', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit'"
+    };
+    let input = if edits_only {
+        "json_extract(q.payload, '$.tool_input')"
+    } else {
+        "NULL"
+    };
+    let mut st = conn.prepare(&format!(
+        "SELECT q.session_id, q.tool_name, q.files, q.created_at,
+                (SELECT o.type || char(9) || o.title FROM observation_sources s
+                   JOIN observations o ON o.id = s.observation_id
+                  WHERE s.queue_id = q.id LIMIT 1),
+                {input}
+           FROM pending_queue q
+          WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})
+          ORDER BY q.created_at DESC, q.id DESC LIMIT {limit}"
+    ))?;
+    let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
+        let obs: Option<String> = r.get(4)?;
+        let input: Option<String> = r.get(5)?;
+        Ok(FileCall {
+            session_id: r.get(0)?,
+            tool: r.get(1)?,
+            files: super::parse_list(r.get(2)?),
+            at: r.get(3)?,
+            observation: obs.and_then(|o| {
+                o.split_once('\t')
+                    .map(|(k, t)| (k.to_string(), t.to_string()))
+            }),
+            input: input.and_then(|i| serde_json::from_str(&i).ok()),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

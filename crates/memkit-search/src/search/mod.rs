@@ -243,20 +243,7 @@ impl Weights {
         let mut ts = w.tag_similarity as f64;
         num("search_tag_similarity", &mut ts)?;
         w.tag_similarity = ts as f32;
-        if let Some(list) = cfg.get_list("search_type_weights") {
-            let key = "search_type_weights";
-            for item in list {
-                match item.split_once('=') {
-                    Some((k, v)) => match memkit_core::config::parse_num(key, v) {
-                        Ok(v) => {
-                            w.type_weights.insert(k.trim().to_string(), v);
-                        }
-                        Err(e) => cfg.invalid(key, &format!("{}: {e}", k.trim()))?,
-                    },
-                    None => cfg.invalid(key, &format!("expected type=weight, got {item:?}"))?,
-                }
-            }
-        }
+        cfg.get_weights("search_type_weights", &mut w.type_weights)?;
         Ok(w)
     }
 }

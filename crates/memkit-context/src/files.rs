@@ -1,0 +1,234 @@
+//! Files in play: the project's files the next session is most likely to touch, from what the
+//! last sessions did to them (edits count more than reads, recent sessions more than old ones),
+//! with the files changed in the working tree first; and the names the block gives files.
+
+use std::collections::HashMap;
+
+use memkit_core::store::queue::FileCall;
+
+/// How the ranking weighs the evidence (`context_files_*` settings).
+#[derive(Debug, Clone, Copy)]
+pub struct Weights {
+    /// A session's weight is `decay^k` for the k-th most recent session (0 = the last).
+    pub decay: f64,
+    /// What a read is worth next to an edit in the same session.
+    pub read: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            decay: 0.5,
+            read: 0.25,
+        }
+    }
+}
+
+/// One ranked file.
+#[derive(Debug, Clone)]
+pub struct InPlay {
+    /// Absolute path.
+    pub path: String,
+    pub score: f64,
+    /// Changed in the working tree now.
+    pub changed: bool,
+    pub edits: usize,
+    /// Sessions that edited it.
+    pub sessions: usize,
+    /// When it was last touched (epoch ms).
+    pub last_ms: i64,
+    /// What the observation made from its last edit (else its last read) says, and whether
+    /// that was an edit.
+    pub last_what: Option<(bool, String)>,
+}
+
+/// Ranks the files inside `root` that `calls` (newest first) touched. `changed` (the working
+/// tree's changes, absolute) come first whether or not a session touched them.
+pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> Vec<InPlay> {
+    // Sessions by their latest call, newest first: the order the calls arrive in.
+    let mut session_rank: HashMap<&str, i32> = HashMap::new();
+    for c in calls {
+        let n = session_rank.len() as i32;
+        session_rank.entry(c.session_id.as_str()).or_insert(n);
+    }
+    let mut files: HashMap<String, InPlay> = HashMap::new();
+    // (file, session) pairs already counted, with whether as an edit.
+    let mut seen: HashMap<(String, &str), bool> = HashMap::new();
+    for c in calls {
+        let weight = w.decay.powi(session_rank[c.session_id.as_str()]);
+        let edit = c.edits();
+        let at = memkit_core::store::parse_instant(&c.at).map_or(0, |t| t.0.timestamp_millis());
+        for f in c.files.iter().filter(|f| inside(f, root)) {
+            let e = files.entry(f.clone()).or_insert_with(|| InPlay {
+                path: f.clone(),
+                score: 0.0,
+                changed: false,
+                edits: 0,
+                sessions: 0,
+                last_ms: at,
+                last_what: None,
+            });
+            if edit {
+                e.edits += 1;
+            }
+            if let Some((_, title)) = &c.observation
+                && e.last_what
+                    .as_ref()
+                    .is_none_or(|(was_edit, _)| edit && !was_edit)
+            {
+                e.last_what = Some((edit, title.clone()));
+            }
+            // A session counts once per file: as an edit if it edited it at all.
+            match seen.get(&(f.clone(), c.session_id.as_str())) {
+                Some(true) => {}
+                Some(false) if edit => {
+                    e.score += weight * (1.0 - w.read);
+                    e.sessions += 1;
+                    seen.insert((f.clone(), c.session_id.as_str()), true);
+                }
+                Some(false) => {}
+                None => {
+                    e.score += weight * if edit { 1.0 } else { w.read };
+                    if edit {
+                        e.sessions += 1;
+                    }
+                    seen.insert((f.clone(), c.session_id.as_str()), edit);
+                }
+            }
+        }
+    }
+    for f in changed.iter().filter(|f| inside(f, root)) {
+        files
+            .entry(f.clone())
+            .or_insert_with(|| InPlay {
+                path: f.clone(),
+                score: 0.0,
+                changed: true,
+                edits: 0,
+                sessions: 0,
+                last_ms: 0,
+                last_what: None,
+            })
+            .changed = true;
+    }
+    let mut out: Vec<InPlay> = files.into_values().collect();
+    out.sort_by(|a, b| {
+        b.changed
+            .cmp(&a.changed)
+            .then(b.score.total_cmp(&a.score))
+            .then(b.last_ms.cmp(&a.last_ms))
+            .then(a.path.cmp(&b.path))
+    });
+    out
+}
+
+/// Whether `path` is a file of the project at `root` (not the root, not its .git).
+pub fn inside(path: &str, root: &str) -> bool {
+    path.strip_prefix(root)
+        .and_then(|r| r.strip_prefix('/'))
+        .is_some_and(|r| !r.is_empty() && !r.starts_with(".git/"))
+}
+
+/// Paths longer than this are shortened to the shortest suffix no other known file shares.
+const LONG_PATH: usize = 48;
+
+/// The names the block gives files: a path relative to the project root, and for a long path
+/// the shortest ending (from a directory boundary) that no other known file has, so every name
+/// identifies one file. Files outside the root keep their absolute path.
+pub struct Namer {
+    root: String,
+    /// Known files, relative to the root where inside it.
+    known: Vec<String>,
+}
+
+impl Namer {
+    pub fn new<'a>(known: impl IntoIterator<Item = &'a String>, root: &str) -> Namer {
+        let mut known: Vec<String> = known.into_iter().map(|f| relative(f, root)).collect();
+        known.sort();
+        known.dedup();
+        Namer {
+            root: root.to_string(),
+            known,
+        }
+    }
+
+    pub fn name(&self, path: &str) -> String {
+        let r = relative(path, &self.root);
+        if r.len() <= LONG_PATH || r.starts_with('/') {
+            return r;
+        }
+        // Endings from the shortest: the first one no other known file ends with.
+        let starts: Vec<usize> = r.match_indices('/').map(|(i, _)| i + 1).collect();
+        for &s in starts.iter().rev() {
+            let cand = &r[s..];
+            let shared = self
+                .known
+                .iter()
+                .any(|o| *o != r && (o == cand || o.ends_with(&format!("/{cand}"))));
+            if !shared {
+                return cand.to_string();
+            }
+        }
+        r
+    }
+}
+
+fn relative(f: &str, root: &str) -> String {
+    f.strip_prefix(root)
+        .and_then(|r| r.strip_prefix('/'))
+        .unwrap_or(f)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(session: &str, tool: &str, file: &str, at: &str) -> FileCall {
+        FileCall {
+            session_id: session.into(),
+            tool: tool.into(),
+            files: vec![file.into()],
+            at: at.into(),
+            observation: Some(("change".into(), format!("{tool} {file}"))),
+            input: None,
+        }
+    }
+
+    #[test]
+    fn edits_of_the_last_session_lead_and_reads_count_less() {
+        // Newest first, as the store returns them.
+        let calls = vec![
+            call("s2", "Read", "/p/b.rs", "2025-01-02T10:00:00Z"),
+            call("s2", "Edit", "/p/a.rs", "2025-01-02T09:00:00Z"),
+            call("s1", "Edit", "/p/c.rs", "2025-01-01T09:00:00Z"),
+            call("s1", "Edit", "/p/c.rs", "2025-01-01T08:00:00Z"),
+            call("s1", "Edit", "/tmp/plan.md", "2025-01-01T08:00:00Z"),
+        ];
+        let r = rank(&calls, "/p", &["/p/z.rs".into()], Weights::default());
+        let order: Vec<&str> = r.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(order, ["/p/z.rs", "/p/a.rs", "/p/c.rs", "/p/b.rs"]);
+        assert_eq!(r[2].edits, 2);
+        assert_eq!(r[2].sessions, 1);
+        assert_eq!(r[1].last_what, Some((true, "Edit /p/a.rs".to_string())));
+        assert_eq!(r[3].last_what, Some((false, "Read /p/b.rs".to_string())));
+    }
+
+    #[test]
+    fn names_are_relative_and_long_ones_shortened_while_unique() {
+        let long_a = "/p/src/very/deeply/nested/module/path/for/the/test/main.rs".to_string();
+        let long_b = "/p/other/very/deeply/nested/module/path/for/the/test/lib.rs".to_string();
+        let known = vec![
+            "/p/src/main.rs".to_string(),
+            "/p/cli/src/main.rs".to_string(),
+            long_a.clone(),
+            long_b.clone(),
+        ];
+        let n = Namer::new(&known, "/p");
+        assert_eq!(n.name("/p/src/main.rs"), "src/main.rs");
+        assert_eq!(n.name("/p/cli/src/main.rs"), "cli/src/main.rs");
+        assert_eq!(n.name(&long_a), "test/main.rs");
+        assert_eq!(n.name(&long_b), "lib.rs");
+        assert_eq!(n.name("/elsewhere/x.md"), "/elsewhere/x.md");
+    }
+}

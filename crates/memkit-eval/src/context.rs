@@ -1,0 +1,477 @@
+//! `mem-eval context`: does the SessionStart block predict the work? Real transcripts are
+//! replayed project by project in time order; before each session, the store holds what the
+//! hooks would have captured up to its start (earlier sessions' events before that moment), is
+//! compressed as the Stop hook would have, and the block is built as of that moment
+//! (`--now`). Scored against the files the session then edits, next to three baselines
+//! allowed as many files as the block names: the files the last sessions edited (RECENT), the
+//! files edited most often (FREQUENT), and the two interleaved (MERGED).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use memkit_capture::transcript::{self, Parsed};
+use memkit_capture::{Origin, Policy};
+use memkit_context::Source;
+use memkit_context::request::{Request, build};
+use memkit_core::config::Config;
+use memkit_core::hook::HookPayload;
+use memkit_core::{Error, Result, project, store};
+
+/// Tools whose calls edit a file (`tool_input.file_path`, or `notebook_path`).
+pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// The methods compared, memkit first.
+pub const METHODS: &[&str] = &["memkit", "recent", "frequent", "merged"];
+
+pub struct Options {
+    /// Token budget of the block.
+    pub budget: usize,
+    /// Where scratch memories live.
+    pub work: PathBuf,
+    pub keep: bool,
+}
+
+/// One method's figures on one project, or on all (`project` = "all").
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub v: u32,
+    pub set: String,
+    pub project: String,
+    pub method: String,
+    /// Sessions scored: those after the first that edit at least one file.
+    pub sessions: usize,
+    /// Share of sessions where at least one named file was then edited.
+    pub hit_rate: f64,
+    /// Mean share of a session's edited files that were named.
+    pub recall: f64,
+    /// Mean number of files named.
+    pub files_named: f64,
+}
+
+/// One replayed session (`"type":"context_session"`, with `--sessions`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionScore {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub project: String,
+    pub session_id: String,
+    pub started_at: String,
+    /// Files the session edited (project-relative where inside the project).
+    pub edited: Vec<String>,
+    /// Per method: the files it named.
+    pub named: BTreeMap<String, Vec<String>>,
+    /// Per method: how many of `edited` it named.
+    pub found: BTreeMap<String, usize>,
+    /// The block itself.
+    pub block: String,
+}
+
+pub struct Outcome {
+    pub reports: Vec<Report>,
+    pub sessions: Vec<SessionScore>,
+    /// Scratch memories kept.
+    pub homes: Vec<PathBuf>,
+}
+
+/// Progress of the long steps: (step, done, total).
+pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
+
+/// One session: its transcript files (main and subagents) parsed.
+struct Session {
+    id: String,
+    start: String,
+    files: Vec<Parsed>,
+    /// (time, absolute path) of each edit, in time order.
+    edits: Vec<(String, String)>,
+}
+
+/// Replays every project found in `dirs` (transcript files or folders of them).
+pub fn run(set: &str, dirs: &[PathBuf], opts: &Options, progress: Progress) -> Result<Outcome> {
+    let mut files = Vec::new();
+    for d in dirs {
+        if d.is_dir() {
+            files.extend(
+                transcript::find_files(d)
+                    .map_err(|e| Error::input(d.display().to_string(), None, e))?,
+            );
+        } else {
+            files.push(d.clone());
+        }
+    }
+    let mut parsed = Vec::new();
+    for f in &files {
+        let bytes = std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
+        parsed.push(transcript::parse(f, &bytes));
+    }
+    let projects = sessions_by_project(parsed);
+    let total: usize = projects.values().map(Vec::len).sum();
+    let mut out = Outcome {
+        reports: vec![],
+        sessions: vec![],
+        homes: vec![],
+    };
+    let mut done = 0;
+    for (root, sessions) in projects {
+        progress("replay", done, total);
+        done += sessions.len();
+        let (scores, home) = replay(&root, sessions, opts)?;
+        if opts.keep {
+            out.homes.push(home);
+        } else {
+            std::fs::remove_dir_all(&home)?;
+        }
+        // A project with no session to score (one session, or none that edits) has no figures.
+        if !scores.is_empty() {
+            out.reports
+                .extend(reports(set, &project::name_of(&root), &scores));
+        }
+        out.sessions.extend(scores);
+    }
+    let all = out.sessions.clone();
+    out.reports.extend(reports(set, "all", &all));
+    Ok(out)
+}
+
+/// Sessions grouped by project root, each project's in start order.
+fn sessions_by_project(parsed: Vec<Parsed>) -> BTreeMap<String, Vec<Session>> {
+    let mut by_id: HashMap<String, Vec<Parsed>> = HashMap::new();
+    for p in parsed {
+        if let Some(id) = p.session_id.clone()
+            && !p.events.is_empty()
+        {
+            by_id.entry(id).or_default().push(p);
+        }
+    }
+    let mut out: BTreeMap<String, Vec<Session>> = BTreeMap::new();
+    for (id, files) in by_id {
+        let Some(main) = files
+            .iter()
+            .find(|p| p.agent_id.is_none())
+            .or(files.first())
+        else {
+            continue;
+        };
+        let Some(cwd) = main.cwd.clone() else {
+            continue;
+        };
+        let start = main.events[0].1.at.clone();
+        let root = project::identify(&cwd).root;
+        let mut edits: Vec<(String, String)> = files
+            .iter()
+            .flat_map(|p| p.events.iter())
+            .filter_map(|(payload, origin)| {
+                edited_file(payload, &cwd).map(|f| (origin.at.clone(), f))
+            })
+            .collect();
+        edits.sort();
+        out.entry(root).or_default().push(Session {
+            id,
+            start,
+            files,
+            edits,
+        });
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| (&a.start, &a.id).cmp(&(&b.start, &b.id)));
+    }
+    out
+}
+
+/// The file a successful edit call changed, absolute.
+fn edited_file(p: &HookPayload, cwd: &str) -> Option<String> {
+    if p.event.as_deref() != Some("PostToolUse") || !EDIT_TOOLS.contains(&p.tool_name.as_deref()?) {
+        return None;
+    }
+    let input = p.get("tool_input")?;
+    let path = input
+        .get("file_path")
+        .or_else(|| input.get("notebook_path"))?
+        .as_str()?;
+    Some(if Path::new(path).is_absolute() {
+        path.to_string()
+    } else {
+        format!("{}/{}", cwd.trim_end_matches('/'), path)
+    })
+}
+
+/// One project's sessions replayed in a scratch memory: the scores of each session that has
+/// an earlier one and edits something, and the memory's home.
+fn replay(
+    root: &str,
+    sessions: Vec<Session>,
+    opts: &Options,
+) -> Result<(Vec<SessionScore>, PathBuf)> {
+    let home = opts.work.join(format!(
+        "context-{}-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis(),
+        project::name_of(root)
+    ));
+    std::fs::create_dir_all(&home)?;
+    let cfg = Config::load(&home)?;
+    let policy = Policy::defaults();
+    // Per session, per file: how many of its events are stored.
+    let mut stored: Vec<Vec<usize>> = sessions.iter().map(|s| vec![0; s.files.len()]).collect();
+    let mut scores = Vec::new();
+    for i in 0..sessions.len() {
+        let at = sessions[i].start.clone();
+        let conn = store::open(&cfg.db_path())?;
+        store::write_tx(&conn, |tx| {
+            for (j, s) in sessions[..i].iter().enumerate() {
+                for (k, p) in s.files.iter().enumerate() {
+                    let pr = p.cwd.as_deref().map(project::identify);
+                    if stored[j][k] == 0
+                        && let Some((payload, origin)) = transcript::session_start(p)
+                    {
+                        memkit_capture::store_event(tx, &policy, &payload, &origin, pr.as_ref())?;
+                    }
+                    let new: Vec<&(HookPayload, Origin)> = p.events[stored[j][k]..]
+                        .iter()
+                        .take_while(|(_, o)| o.at < at)
+                        .collect();
+                    for (payload, origin) in &new {
+                        memkit_capture::store_event(tx, &policy, payload, origin, pr.as_ref())?;
+                    }
+                    stored[j][k] += new.len();
+                }
+            }
+            Ok(())
+        })?;
+        drop(conn);
+        if i == 0 || sessions[i].edits.is_empty() {
+            continue;
+        }
+        memkit_compress::database::compress_queue(
+            &cfg,
+            memkit_compress::llm::Backend::heuristic(),
+            memkit_compress::Options::from_config(&cfg)?,
+            &memkit_compress::database::Run {
+                sessions_per_round: 1_000_000,
+                summaries: true,
+                open_turn: chrono::Duration::zero(),
+            },
+        )?;
+        let now_ms = store::parse_instant(&at)
+            .map(|t| t.0.timestamp_millis())
+            .ok_or_else(|| {
+                Error::Other(format!("session {}: bad start time {at}", sessions[i].id))
+            })?;
+        let conn = store::open(&cfg.db_path())?;
+        let rec = build(
+            &home,
+            &cfg,
+            conn,
+            &Request {
+                project: Some(root.to_string()),
+                session: Some(sessions[i].id.clone()),
+                source: Source::Startup,
+                prompt: None,
+                budget: opts.budget,
+                dir: None,
+                now_ms: Some(now_ms),
+            },
+        )?;
+        let prior: Vec<(String, String)> = sessions[..i]
+            .iter()
+            .flat_map(|s| s.edits.iter().filter(|(t, _)| *t < at).cloned())
+            .collect();
+        scores.push(score(root, &sessions[i], &rec.text, &prior));
+    }
+    Ok((scores, home))
+}
+
+/// A session's block and baselines against the files it edited.
+fn score(root: &str, s: &Session, block: &str, prior: &[(String, String)]) -> SessionScore {
+    let edited: Vec<String> = {
+        let mut v: Vec<String> = s.edits.iter().map(|e| e.1.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mentions = mentions(block);
+    let n = mentions.len();
+    let (recent, frequent) = baselines(prior);
+    let merged = interleave(&recent, &frequent);
+    let mut named = BTreeMap::new();
+    let mut found = BTreeMap::new();
+    let found_by = |names: &[String]| {
+        edited
+            .iter()
+            .filter(|f| names.iter().any(|m| names_file(m, f)))
+            .count()
+    };
+    found.insert("memkit".to_string(), found_by(&mentions));
+    named.insert("memkit".to_string(), mentions.clone());
+    for (m, list) in [
+        ("recent", recent),
+        ("frequent", frequent),
+        ("merged", merged),
+    ] {
+        let list: Vec<String> = list.into_iter().take(n).collect();
+        found.insert(m.to_string(), found_by(&list));
+        named.insert(
+            m.to_string(),
+            list.iter().map(|f| relative(f, root)).collect(),
+        );
+    }
+    SessionScore {
+        kind: "context_session",
+        project: project::name_of(root),
+        session_id: s.id.clone(),
+        started_at: s.start.clone(),
+        edited: edited.iter().map(|f| relative(f, root)).collect(),
+        named,
+        found,
+        block: block.to_string(),
+    }
+}
+
+/// Files by last edit (newest first) and by number of edits (ties: newest first).
+fn baselines(prior: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let mut last: HashMap<&str, &str> = HashMap::new();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (t, f) in prior {
+        let e = last.entry(f).or_insert(t);
+        if *e < t.as_str() {
+            *e = t;
+        }
+        *count.entry(f).or_default() += 1;
+    }
+    let mut recent: Vec<&str> = last.keys().copied().collect();
+    recent.sort_by(|a, b| last[b].cmp(last[a]).then(a.cmp(b)));
+    let mut frequent = recent.clone();
+    frequent.sort_by(|a, b| {
+        count[b]
+            .cmp(&count[a])
+            .then(last[b].cmp(last[a]))
+            .then(a.cmp(b))
+    });
+    let own = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+    (own(recent), own(frequent))
+}
+
+fn interleave(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in 0..a.len().max(b.len()) {
+        for l in [a, b] {
+            if let Some(f) = l.get(i)
+                && !out.contains(f)
+            {
+                out.push(f.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The distinct file paths a block names: words with a directory separator or a file
+/// extension, as written (a path shortened to a unique suffix names the file it ends).
+pub fn mentions(block: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in block.split(|c: char| c.is_whitespace() || "()[]{},;`\"'<>|*".contains(c)) {
+        // A word cut short ("src/comp…") names nothing.
+        if w.ends_with('…') {
+            continue;
+        }
+        let w = w.trim_end_matches(['.', ':']).trim_start_matches("./");
+        let w = w.split(':').next().unwrap_or("");
+        if w.len() < 3 || w.contains("://") || w.starts_with('#') {
+            continue;
+        }
+        let ext = Path::new(w)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| {
+                (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
+            });
+        let stem = Path::new(w).file_stem().map_or(0, |s| s.len());
+        if ((ext && stem >= 2) || (w.contains('/') && w.len() > 3)) && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    // "renderer.py" beside "src/renderer.py" is the same file named twice.
+    let all = out.clone();
+    out.retain(|m| !all.iter().any(|o| o != m && names_file(m, o)));
+    out
+}
+
+/// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
+/// starts at a directory boundary.
+fn names_file(m: &str, f: &str) -> bool {
+    f == m || (f.ends_with(m) && f[..f.len() - m.len()].ends_with('/'))
+}
+
+fn relative(f: &str, root: &str) -> String {
+    f.strip_prefix(root)
+        .and_then(|r| r.strip_prefix('/'))
+        .unwrap_or(f)
+        .to_string()
+}
+
+/// Each method's figures over `scores` (one project's, or all).
+fn reports(set: &str, project: &str, scores: &[SessionScore]) -> Vec<Report> {
+    METHODS
+        .iter()
+        .map(|m| {
+            let n = scores.len().max(1) as f64;
+            let hits = scores.iter().filter(|s| s.found[*m] > 0).count() as f64;
+            // fold from 0.0: an empty f64 sum is -0.0.
+            let recall = scores.iter().fold(0.0, |a, s| {
+                a + s.found[*m] as f64 / s.edited.len().max(1) as f64
+            });
+            let named = scores.iter().fold(0.0, |a, s| a + s.named[*m].len() as f64);
+            let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+            Report {
+                kind: "eval",
+                v: memkit_core::record::VERSION,
+                set: set.to_string(),
+                project: project.to_string(),
+                method: m.to_string(),
+                sessions: scores.len(),
+                hit_rate: r3(hits / n),
+                recall: r3(recall / n),
+                files_named: (named / n * 10.0).round() / 10.0,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_paths_and_file_names_not_prose() {
+        let block = "- src/lib.rs: parse, (main.rs) edited 2 h ago\n- #12 change Fix `tests/a_test.py:40`. See https://x.io/a.html e.g. v1.2, ~/.claude/plans/p.md and src/clipp…";
+        let m = mentions(block);
+        assert!(m.contains(&"src/lib.rs".to_string()));
+        assert!(m.contains(&"main.rs".to_string()));
+        assert!(m.contains(&"tests/a_test.py".to_string()));
+        assert!(m.contains(&"~/.claude/plans/p.md".to_string()));
+        // A word cut short by the block's clipping names no file.
+        assert!(
+            !m.iter()
+                .any(|w| w.contains("x.io") || w == "e.g" || w == "v1.2" || w.contains("clipp")),
+            "{m:?}"
+        );
+        assert!(names_file("lib.rs", "/r/src/lib.rs"));
+        assert_eq!(mentions("src/lib.rs then lib.rs"), ["src/lib.rs"]);
+        assert!(!names_file("b.rs", "/r/src/lib.rs"));
+    }
+
+    #[test]
+    fn baselines_rank_by_last_edit_and_by_count() {
+        let prior: Vec<(String, String)> = [("1", "/a"), ("2", "/b"), ("3", "/b"), ("4", "/c")]
+            .iter()
+            .map(|(t, f)| (t.to_string(), f.to_string()))
+            .collect();
+        let (recent, frequent) = baselines(&prior);
+        assert_eq!(recent, ["/c", "/b", "/a"]);
+        assert_eq!(frequent, ["/b", "/c", "/a"]);
+        assert_eq!(interleave(&recent, &frequent), ["/c", "/b", "/a"]);
+    }
+}
