@@ -640,3 +640,74 @@ fn a_long_payload_stream_is_stored_batch_by_batch_past_a_bad_line() {
     assert_eq!(s["counts"]["bad_lines"], 1, "{s}");
     assert_eq!(s["counts"]["events"], 1200, "{s}");
 }
+
+#[test]
+fn wrappers_are_kept_as_wrappers_never_as_the_users_request() {
+    let env = Env::new();
+    let s = |prompt: &str| {
+        env.ok(
+            "mem-capture",
+            &["--hook"],
+            json!({"session_id":"W","hook_event_name":"UserPromptSubmit","cwd":"/tmp/w","prompt":prompt})
+                .to_string()
+                .as_bytes(),
+        )
+    };
+    s("<teammate-message teammate_id=\"lead\">{\"type\":\"idle_notification\"}</teammate-message>");
+    s(
+        "<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init</command-name>",
+    );
+    s("<local-command-stdout>Compacted</local-command-stdout>");
+    s("<system-reminder>The user opened src/a.rs</system-reminder>");
+    s("fix the flaky login test");
+    let rows: Vec<(String, String)> = env.pairs(
+        "SELECT event, coalesce(json_extract(payload, '$.wrapper'), json_extract(payload, '$.prompt'))
+         FROM pending_queue ORDER BY id",
+    );
+    let events: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        events,
+        [
+            "Wrapper",
+            "Wrapper",
+            "Wrapper",
+            "Wrapper",
+            "UserPromptSubmit"
+        ],
+        "{rows:?}"
+    );
+    assert_eq!(rows[4].1, "fix the flaky login test");
+
+    // Imported transcripts: no observation or session summary is wrapper text (a command with
+    // arguments stays a request, stored raw as it came).
+    let env = Env::new();
+    let dir = fixtures().join("transcripts");
+    env.ok(
+        "mem-capture",
+        &["-q", "--transcripts", dir.to_str().unwrap()],
+        b"",
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    for (what, sql) in [
+        ("title", "SELECT title, '' FROM observations"),
+        ("summary", "SELECT summary, '' FROM observations"),
+        (
+            "session",
+            "SELECT coalesce(summary, '') || coalesce(title, ''), '' FROM sessions",
+        ),
+    ] {
+        let texts: Vec<(String, String)> = env.pairs(sql);
+        for (t, _) in texts {
+            for w in [
+                "<command-",
+                "<local-command",
+                "<system-reminder",
+                "<task-notification",
+                "Caveat: The messages below",
+            ] {
+                assert!(!t.contains(w), "{what} holds {w}: {t}");
+            }
+        }
+    }
+    assert!(env.count("SELECT count(*) FROM pending_queue WHERE event = 'Wrapper'") > 0);
+}

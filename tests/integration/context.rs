@@ -587,3 +587,173 @@ fn the_token_estimate_stays_within_15_percent_of_the_qwen3_tokenizer() {
         bad.join("\n")
     );
 }
+
+/// `mem-eval context` over every fixture transcript: (the figures per method over all
+/// projects, each replayed session with its block).
+fn replay(env: &Env) -> (HashMap<String, Value>, Vec<Value>) {
+    let tr = fixtures().join("transcripts");
+    let sessions = env.dir.path().join("sessions.jsonl");
+    let work = env.dir.path().join("eval");
+    let out = env.ok(
+        "mem-eval",
+        &[
+            "context",
+            tr.to_str().unwrap(),
+            "--set",
+            "fixtures",
+            "--sessions",
+            sessions.to_str().unwrap(),
+            "--work",
+            work.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let all = jsonl(&out)
+        .into_iter()
+        .filter(|r| r["project"] == "all")
+        .map(|r| (r["method"].as_str().unwrap().to_string(), r))
+        .collect();
+    let text = std::fs::read_to_string(&sessions).unwrap();
+    let sessions = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (all, sessions)
+}
+
+#[test]
+fn the_replayed_block_names_more_of_the_next_sessions_files_than_the_files_last_edited() {
+    let env = Env::new();
+    let (all, sessions) = replay(&env);
+    let get = |m: &str, k: &str| all[m][k].as_f64().unwrap();
+    assert!(get("memkit", "sessions") >= 7.0, "{all:?}");
+    let best_hit = ["recent", "frequent", "merged"]
+        .iter()
+        .map(|m| get(m, "hit_rate"))
+        .fold(0.0, f64::max);
+    assert!(get("memkit", "hit_rate") >= best_hit, "{all:?}");
+    assert!(get("memkit", "recall") > get("merged", "recall"), "{all:?}");
+    // Every session scored is one that edits, and its scratch memory is gone.
+    assert!(
+        sessions
+            .iter()
+            .all(|s| !s["edited"].as_array().unwrap().is_empty())
+    );
+    assert!(
+        !env.dir.path().join("eval").exists() || {
+            std::fs::read_dir(env.dir.path().join("eval"))
+                .unwrap()
+                .next()
+                .is_none()
+        }
+    );
+    for s in &sessions {
+        audit(s["block"].as_str().unwrap());
+    }
+    // And the block of the whole fixture set, as the next session would get it.
+    let env = seeded();
+    for project in ["claude-code-log", "JSSoundRecorder", "spotter"] {
+        audit(
+            record(&env, &["--project", project])["text"]
+                .as_str()
+                .unwrap(),
+        );
+    }
+}
+
+/// What a block must never show: wrapper text as if the user had asked it, a line that says
+/// nothing, a function on a non-code or out-of-project file, a file named twice.
+fn audit(block: &str) {
+    for wrapper in [
+        "<command-",
+        "<local-command",
+        "<system-reminder",
+        "<teammate-message",
+        "<task-notification",
+        "Caveat: The messages below",
+        "[Request interrupted",
+        "Goal: /clear",
+        "Goal: .",
+    ] {
+        assert!(!block.contains(wrapper), "{wrapper} in:\n{block}");
+    }
+    let mut layer = "";
+    let mut files = Vec::new();
+    for line in block.lines() {
+        if let Some(t) = line.strip_prefix("## ") {
+            layer = t;
+            continue;
+        }
+        let Some(item) = line.strip_prefix("- ") else {
+            continue;
+        };
+        match layer {
+            "Files in play" => {
+                let name = item.split(" (").next().unwrap();
+                assert!(!files.contains(&name), "{name} twice in:\n{block}");
+                files.push(name);
+            }
+            "Functions changed lately" => {
+                let file = item.split(": ").next().unwrap();
+                let ext = file.rsplit('.').next().unwrap();
+                assert!(
+                    [
+                        "py", "rs", "js", "ts", "tsx", "jsx", "go", "java", "rb", "c", "h", "cpp",
+                        "swift", "kt"
+                    ]
+                    .contains(&ext),
+                    "a function on a non-code file: {line}"
+                );
+                assert!(
+                    !file.starts_with('/') && !file.starts_with('~') && file != "(several files)",
+                    "{line}"
+                );
+            }
+            _ if item.starts_with('#') => {
+                // "#12 change Title (file) · 2 d ago": the title must carry a subject.
+                let title = item.splitn(3, ' ').nth(2).unwrap();
+                let title = title.rsplit_once(" · ").map_or(title, |t| t.0);
+                let words = title
+                    .split(|c: char| !c.is_alphanumeric() && !"/._-".contains(c))
+                    .filter(|w| w.chars().count() >= 3)
+                    .count();
+                assert!(words >= 2, "a line that says nothing: {line}");
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn now_builds_the_block_as_of_that_moment() {
+    let env = seeded();
+    let project = "claude-code-log";
+    let at = |now: &str| record(&env, &["--project", project, "--now", now])["text"].clone();
+    let early = at("2025-07-25T12:00:00Z");
+    assert_eq!(
+        early,
+        at("2025-07-25T12:00:00Z"),
+        "the same moment, the same block"
+    );
+    let early = early.as_str().unwrap();
+    // Days after the last session (2025-07-20) it is days old; a year later, a date.
+    assert!(early.contains(" d ago"), "{early}");
+    let late = at("2026-07-06");
+    assert_ne!(early, late.as_str().unwrap());
+    assert!(late.as_str().unwrap().contains("· 2025-07-"), "{late}");
+    // MEM_NOW is the same setting.
+    let by_env = Env {
+        dir: tempfile::tempdir().unwrap(),
+        vars: env.vars.clone(),
+    };
+    copy_dir(&env.home(), &by_env.home());
+    let by_env = by_env.set("MEM_NOW", "2025-07-25T12:00:00Z");
+    assert_eq!(record(&by_env, &["--project", project])["text"], early);
+    let out = env.run(
+        "mem-context",
+        &["--project", project, "--now", "yesterday-ish"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--now"));
+}

@@ -58,8 +58,9 @@ rare) and at least half of the IDF weight of the prompt words that any memory co
 (MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the
 prompt's vector is already cached: no model is loaded in a hook.
 
---now TIME (MEM_NOW) builds the block as of that moment: recency and relative times are computed
-from it, so a replay or a test sees what a session starting then would have seen.
+--now TIME (MEM_NOW) builds the block as if it were that moment: recency and relative times are
+computed from it, so a block can be reproduced (tests, benchmarks). It sets the clock only: memories
+recorded later still count (mem-eval context replays with only the earlier ones stored).
 
 --hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source,
 prompt) and prints the hook's JSON
