@@ -1,6 +1,7 @@
 //! mem-context hook figures at 10,000 and 100,000 observations (memkit::search::synth::corpus
 //! from the fixtures' real text, seed 42, 12 projects, one session per 40 observations with a
-//! summary, functions on a third of them, BM25 index built). Run: `cargo bench --bench context`
+//! summary, functions on a third of them, a Read and an Edit in the queue behind each, BM25
+//! index built). Run: `cargo bench --bench context`
 //! (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes; MEMKIT_BENCH_DIR=DIR keeps the data homes).
 //!
 //! Prints, per size: per-process wall time of `mem-context --hook` for a SessionStart payload
@@ -63,7 +64,18 @@ fn main() {
                WHERE id % 3 = 0;
              INSERT OR IGNORE INTO sessions (session_id, project, summary, started_at, last_activity_at, ended_at, status)
                SELECT session_id, project, 'Worked on: ' || group_concat(title, '; '), min(created_at), max(created_at), max(created_at), 'ended'
-               FROM observations GROUP BY session_id;",
+               FROM observations GROUP BY session_id;
+             -- Files in play: each observation came from a Read and an Edit of one of 60
+             -- files of its project, linked as mem-compress links them.
+             INSERT INTO pending_queue (session_id, project, event, tool_name, payload, files, status, created_at)
+               SELECT session_id, project, 'PostToolUse', t.tool,
+                      json_object('tool_input', json_object('file_path', project || '/src/m' || (id % 60) || '.rs',
+                                  'new_string', 'fn handler_' || (id % 97) || '() {}')),
+                      json_array(project || '/src/m' || (id % 60) || '.rs'), 'done', created_at
+               FROM observations, (SELECT 'Read' AS tool UNION ALL SELECT 'Edit') AS t;
+             INSERT INTO observation_sources (observation_id, queue_id)
+               SELECT o.id, q.id FROM pending_queue q JOIN observations o
+                 ON o.session_id = q.session_id AND o.created_at = q.created_at;",
         )
         .unwrap();
         index::update(

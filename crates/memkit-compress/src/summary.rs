@@ -83,6 +83,7 @@ fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
             Some("assistant") if assistant.is_none() => {
                 if let Some(t) = text_of_content(&v["message"]["content"])
                     && !t.trim().is_empty()
+                    && !announces(&t)
                 {
                     assistant = Some(t);
                 }
@@ -91,6 +92,45 @@ fn last_messages_raw(path: &Path) -> (Option<String>, Option<String>) {
         }
     }
     (user, assistant)
+}
+
+/// An assistant text that only says what comes next ("Now let me run the tests."): the
+/// session's outcome is the last statement of what happened, not the step that followed it.
+fn announces(text: &str) -> bool {
+    let t = text.trim_start().to_lowercase();
+    let short = t.chars().count() < 160 && !t.contains('\n');
+    short
+        && [
+            "now let me",
+            "let me",
+            "i'll ",
+            "i will ",
+            "now i'll",
+            "now i will",
+            "next, i",
+            "let's ",
+            "now let's",
+            "first, let me",
+            "i need to",
+            "i'm going to",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
+}
+
+/// A prompt that carries no goal of its own ("continue", "ok go on", "yes please").
+pub fn is_filler(prompt: &str) -> bool {
+    const FILLER: &[&str] = &[
+        "continue", "go", "on", "ahead", "yes", "y", "ok", "okay", "sure", "please", "proceed",
+        "thanks", "thank", "you", "do", "it", "keep", "going", "next", "great", "good", "fine",
+        "carry", "resume", "sounds", "right", "yep", "yeah", "that", "k",
+    ];
+    let p = crate::heuristic::clean_prompt(prompt).to_lowercase();
+    let words: Vec<&str> = p
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    !words.is_empty() && words.len() <= 4 && words.iter().all(|w| FILLER.contains(w))
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -145,7 +185,7 @@ pub fn build(
             clip(u, 200).trim_end_matches('.')
         ));
     }
-    if let Some(a) = last_assistant.filter(|a| !a.trim().is_empty()) {
+    if let Some(a) = last_assistant.filter(|a| !a.trim().is_empty() && !announces(a)) {
         parts.push(format!("Outcome: {}", clip(a, 300)));
     }
     // Key files: most often modified, then most often read.
@@ -219,10 +259,11 @@ pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool>
     }
     // A session opened with a bare slash command (`/clear`, `/init`) has its goal in the next
     // prompt; the command would otherwise be all the session index says of it.
+    // "continue" or "yes" says nothing of the goal either.
     let goal = prompts
         .iter()
-        .find(|p| !is_bare_command(p))
-        .or(prompts.first());
+        .find(|p| !is_bare_command(p) && !is_filler(p))
+        .or(prompts.iter().find(|p| !is_filler(p)));
     let s = build(
         &obs,
         goal.map(String::as_str),
@@ -240,4 +281,43 @@ pub fn summarize(conn: &Connection, session_id: &str, now: &str) -> Result<bool>
         now,
     )?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_that_only_says_go_on_is_no_goal() {
+        for p in [
+            "continue",
+            "Continue.",
+            "ok go on",
+            "yes please",
+            "keep going!",
+            "y",
+        ] {
+            assert!(is_filler(p), "{p}");
+        }
+        for p in [
+            "continue the migration",
+            "fix it",
+            "yes, but use sqlite",
+            "/init",
+        ] {
+            assert!(!is_filler(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn an_announcement_of_the_next_step_is_no_outcome() {
+        assert!(announces("Now let me run the tests."));
+        assert!(announces("Let me check the config file"));
+        assert!(!announces(
+            "All 42 tests pass; the rounding bug was in cents()."
+        ));
+        assert!(!announces(
+            "Let me summarize:\n- fixed the parser\n- added two tests for the edge case"
+        ));
+    }
 }

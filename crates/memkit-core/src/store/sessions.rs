@@ -208,6 +208,8 @@ pub fn latest_of_project(
          FROM sessions
          WHERE project = ?1 AND session_id != ?2
            AND (coalesce(summary, '') != '' OR coalesce(title, '') != '')
+           -- A session that did nothing (a question, a /clear) is no part of the work.
+           AND EXISTS (SELECT 1 FROM observations o WHERE o.session_id = sessions.session_id)
          ORDER BY t DESC LIMIT ?3",
     )?;
     let rows = st.query_map(params![project, except, limit as i64], |r| {
