@@ -1028,3 +1028,61 @@ fn install_registers_the_pipeline_on_stop_and_session_end() {
     assert_eq!(count(&env, "SELECT count(*) FROM observations"), 1);
     crate::pipeline::wait_idle(&env);
 }
+
+#[test]
+fn two_sessions_with_the_same_prompt_keep_their_own_observations_and_summaries() {
+    let env = Env::new();
+    for (session, command, error) in [
+        (
+            "py",
+            "pytest tests/test_tokens.py",
+            "FAILED tests/test_tokens.py::test_expiry - KeyError: 'expires_at'",
+        ),
+        (
+            "rs",
+            "cargo test -p billing",
+            "test invoice::rounding ... FAILED: left 1.005 right 1.01",
+        ),
+    ] {
+        let base = json!({"session_id": session, "cwd": "/tmp/proj", "transcript_path": "/nonexistent.jsonl"});
+        let hook = |extra: Value| {
+            let mut b = base.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                b[k] = v.clone();
+            }
+            env.ok("mem-capture", &["--hook"], &payload(b));
+        };
+        hook(json!({"hook_event_name": "UserPromptSubmit", "prompt": "run the tests"}));
+        hook(
+            json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_use_id": format!("b{session}"), "tool_input": {"command": command},
+            "error": error}),
+        );
+        hook(
+            json!({"hook_event_name": "Stop", "last_assistant_message": format!("One test fails: {error}")}),
+        );
+        hook(json!({"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}));
+    }
+    env.ok("mem-compress", &["-q"], b"");
+    assert_all_accounted(&env);
+    let obs: Vec<(String, String)> = env
+        .pairs("SELECT session_id, facts || ' ' || summary FROM observations ORDER BY session_id");
+    assert_eq!(obs.len(), 2, "{obs:?}");
+    assert!(
+        obs[0].0 == "py" && obs[0].1.contains("pytest") && !obs[0].1.contains("cargo"),
+        "{obs:?}"
+    );
+    assert!(
+        obs[1].0 == "rs" && obs[1].1.contains("cargo test") && !obs[1].1.contains("pytest"),
+        "{obs:?}"
+    );
+    let summaries: Vec<(String, String)> =
+        env.pairs("SELECT session_id, coalesce(summary, '') FROM sessions ORDER BY session_id");
+    for (s, text) in &summaries {
+        assert!(!text.contains("No tool activity"), "{s}: {text}");
+    }
+    assert!(
+        summaries[0].1.contains("expires_at") && summaries[1].1.contains("rounding"),
+        "{summaries:?}"
+    );
+}

@@ -62,14 +62,17 @@ pub fn merge(old: &mut Observation, new: &Observation) {
     old.tokens_compressed = old.tokens_compressed.max(new.tokens_compressed);
 }
 
-/// The id of a recent observation of the same project that `o` duplicates, if any.
+/// The id of a recent observation of the same session that `o` duplicates, if any.
 pub fn find_duplicate(conn: &Connection, o: &Observation, now: &str) -> Result<Option<i64>> {
     let since = chrono::DateTime::parse_from_rfc3339(now)
         .map(|t| t.with_timezone(&chrono::Utc))
         .unwrap_or_else(|_| chrono::Utc::now())
         - chrono::Duration::minutes(WINDOW_MINUTES);
     let since = since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    for (id, title) in observations::recent_titles(conn, o.project.as_deref(), &since)? {
+    // Within its session only: two sessions that ran "the tests" ran different tests, and a
+    // merge would leave the second session with nothing of its own.
+    let session = o.session_id.as_deref();
+    for (id, title) in observations::recent_titles(conn, o.project.as_deref(), session, &since)? {
         if jaccard(&title, &o.title) > THRESHOLD {
             return Ok(Some(id));
         }

@@ -105,18 +105,22 @@ pub fn link(conn: &Connection, observation_id: i64, queue_ids: &[i64]) -> Result
     Ok(())
 }
 
-/// (id, title) of the automatic observations of `project` created since `since`.
+/// (id, title) of the automatic observations of one session of `project` created since `since`.
 pub fn recent_titles(
     conn: &Connection,
     project: Option<&str>,
+    session_id: Option<&str>,
     since: &str,
 ) -> Result<Vec<(i64, String)>> {
     let mut stmt = conn.prepare(
-        "SELECT id, title FROM observations WHERE project IS ?1 AND created_at >= ?2 AND is_manual = 0
+        "SELECT id, title FROM observations
+         WHERE session_id IS ?2 AND project IS ?1 AND created_at >= ?3 AND is_manual = 0
          ORDER BY id DESC LIMIT 500",
     )?;
     let rows = stmt
-        .query_map(params![project, since], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![project, session_id, since], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
