@@ -12,6 +12,7 @@
 //! - files from the inputs: files_modified only from successful Write/Edit/MultiEdit/NotebookEdit.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -205,11 +206,134 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| !w.is_empty())
 }
 
+/// Common verbs, adjectives and fillers: words of a prompt that name no topic, left out of
+/// concepts (which search and context read as what the work was about).
+const FILLER: &[&str] = &[
+    "help",
+    "contain",
+    "contains",
+    "top",
+    "level",
+    "seem",
+    "seems",
+    "keep",
+    "getting",
+    "give",
+    "take",
+    "know",
+    "mind",
+    "wait",
+    "either",
+    "stuck",
+    "pretend",
+    "especially",
+    "less",
+    "loop",
+    "through",
+    "actually",
+    "even",
+    "mostly",
+    "little",
+    "big",
+    "whole",
+    "put",
+    "find",
+    "going",
+    "want",
+    "wanted",
+    "trying",
+    "working",
+    "works",
+    "worked",
+    "maybe",
+    "probably",
+    "really",
+    "quite",
+    "lost",
+    "found",
+    "saw",
+    "seen",
+    "said",
+    "says",
+    "tell",
+    "told",
+    "ask",
+    "asked",
+    "wrong",
+    "right",
+    "left",
+    "next",
+    "last",
+    "first",
+    "second",
+    "better",
+    "best",
+    "easy",
+    "hard",
+    "simple",
+    "clean",
+    "cleaner",
+    "quick",
+    "quickly",
+    "thorough",
+    "mysterious",
+    "experiment",
+    "idea",
+    "ideas",
+    "stuff",
+    "part",
+    "parts",
+    "current",
+    "currently",
+    "already",
+    "always",
+    "never",
+    "sometimes",
+    "everything",
+    "nothing",
+    "someone",
+    "anyone",
+    "makes",
+    "made",
+    "gets",
+    "goes",
+    "went",
+    "come",
+    "comes",
+    "came",
+    "happen",
+    "happens",
+    "happened",
+    "possible",
+    "able",
+    "different",
+    "similar",
+    "several",
+    "many",
+    "few",
+    "lots",
+    "added",
+    "changed",
+    "fixed",
+    "updated",
+    "removed",
+    "moved",
+    "set",
+    "sets",
+    "show",
+    "shows",
+    "just",
+];
+
 /// Content words of a prompt, in order, without repeats.
 fn topic_words(text: &str, max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in words(text) {
-        if w.len() < 3 || STOP.contains(&w.as_str()) || w.chars().all(|c| c.is_ascii_digit()) {
+        if w.len() < 3
+            || STOP.contains(&w.as_str())
+            || FILLER.contains(&w.as_str())
+            || w.chars().all(|c| c.is_ascii_digit())
+        {
             continue;
         }
         if w.contains('/') || w.len() > 30 {
@@ -242,10 +366,8 @@ pub fn classify(g: &Group) -> &'static str {
         if planned
             || has_any(
                 &prompt_words,
-                &[
-                    "decide", "decision", "choose", "approach", "design", "plan", "should",
-                    "tradeoff",
-                ],
+                // Asked to decide, not merely asked a question ("what should I…").
+                &["decide", "decision", "choose", "tradeoff", "trade-off"],
             )
         {
             return "decision";
@@ -318,17 +440,6 @@ pub fn classify(g: &Group) -> &'static str {
         return "feature";
     }
     "change"
-}
-
-fn verb(kind: &str) -> &'static str {
-    match kind {
-        "bugfix" => "Fix",
-        "feature" => "Add",
-        "refactor" => "Refactor",
-        "discovery" => "Investigate",
-        "decision" => "Decide on",
-        _ => "Update",
-    }
 }
 
 fn basename(p: &str) -> &str {
@@ -524,9 +635,10 @@ const BREAKS: &[&str] = &[
     "but", "because", "so", "which", "since", "while", "instead", "as", "when", "if", "then",
 ];
 
-/// The first sentence of a cleaned prompt as a title: the request itself when it is
-/// imperative, else `verb: sentence`; None when there is no sentence worth a title.
-fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
+/// The first sentence of a cleaned prompt as a title when it is an imperative request ("Add a
+/// GitHub Action to run tests"); None when it is a question, a remark or no sentence at all:
+/// those say what the user thought, not what was done, and go in the summary.
+fn prompt_title(prompt: &str) -> Option<String> {
     // A slash command is not a request; its arguments may be.
     let p = match prompt.strip_prefix('/') {
         Some(cmd) => cmd.split_once(' ').map_or("", |(_, args)| args),
@@ -598,49 +710,201 @@ fn prompt_title(prompt: &str, verb: &str) -> Option<String> {
         joined.trim_end_matches(|c: char| !c.is_alphanumeric() && !matches!(c, ')' | '"' | '\''));
     let mut chars = phrase.chars();
     let first = chars.next()?;
-    if !question && VERBS.contains(&bare(&words[0]).as_str()) {
-        Some(first.to_uppercase().chain(chars).collect())
-    } else {
-        Some(format!("{verb}: {phrase}"))
+    (!question && VERBS.contains(&bare(&words[0]).as_str()))
+        .then(|| first.to_uppercase().chain(chars).collect())
+}
+
+/// A title: the request when it was an imperative one, with the file or command it was about;
+/// else what the tool calls did to what ("Fix parse_date in utils.py", "Run cargo test -p
+/// billing (failed)", "Investigate renderer.py and converter.py").
+fn title(g: &Group, kind: &str) -> String {
+    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
+    let Some(mut t) = prompt_title(&prompt) else {
+        return work_title(g, kind);
+    };
+    let subject = main_file(g).or_else(|| main_command(g).map(|(c, _)| c));
+    if let Some(f) = subject
+        && !t.to_lowercase().contains(&f.to_lowercase())
+    {
+        t.push_str(&format!(" ({f})"));
+    }
+    t
+}
+
+/// "a.rs", "a.rs and b.rs", "a.rs and 3 more files".
+fn file_list(files: &[String]) -> String {
+    match files {
+        [] => String::new(),
+        [a] => basename(a).to_string(),
+        [a, b] => format!("{} and {}", basename(a), basename(b)),
+        [a, rest @ ..] => format!("{} and {} more files", basename(a), rest.len()),
     }
 }
 
-fn title(g: &Group, kind: &str) -> String {
-    let file = main_file(g);
-    let prompt = clean_prompt(g.prompt.as_deref().unwrap_or(""));
-    if let Some(mut t) = prompt_title(&prompt, verb(kind)) {
-        if let Some(f) = &file
-            && !t.to_lowercase().contains(&f.to_lowercase())
-        {
-            t.push_str(&format!(" ({f})"));
+/// The command a turn is most about (the first that failed, else the last) as its program and
+/// first arguments, and whether it failed.
+fn main_command(g: &Group) -> Option<(String, bool)> {
+    // Plumbing around the work (waiting, printing, paging) is not what a turn ran.
+    const PLUMBING: &[&str] = &[
+        "sleep", "echo", "cd", "true", "printf", "export", "tail", "head", "wc", "cat", "clear",
+    ];
+    let step_words = |step: &str| -> Option<String> {
+        let words: Vec<&str> = step
+            .split_whitespace()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .take_while(|w| {
+                !matches!(*w, "|" | ">" | "2>&1" | ";" | "||")
+                    && w.len() <= 40
+                    && !w.contains(['"', '\'', '$', '`', '('])
+            })
+            .take(4)
+            .collect();
+        let prog = words.first()?.rsplit('/').next()?;
+        Some(
+            std::iter::once(prog)
+                .chain(words[1..].iter().copied())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    };
+    let work = |c: &String| !PLUMBING.contains(&c.split(' ').next().unwrap_or(""));
+    // Of `cd x && cargo test && echo done`, the last step that is work is the command.
+    let program = |i: &Item| -> Option<String> {
+        let line = i.payload["tool_input"]["command"]
+            .as_str()?
+            .lines()
+            .next()?;
+        let steps: Vec<String> = line.split("&&").filter_map(step_words).collect();
+        steps
+            .iter()
+            .rev()
+            .find(|c| work(c))
+            .or(steps.last())
+            .cloned()
+    };
+    let bash: Vec<(&Item, String)> = g
+        .items
+        .iter()
+        .filter(|i| i.tool() == "Bash")
+        .filter_map(|i| Some((i, program(i)?)))
+        .collect();
+    let (it, cmd) = bash
+        .iter()
+        .find(|(i, c)| i.failed() && work(c))
+        .or_else(|| bash.iter().rev().find(|(_, c)| work(c)))
+        .or(bash.last())?;
+    Some((cmd.clone(), it.failed()))
+}
+
+/// Words cut to at most `max`, at a word boundary and never on a dangling word.
+fn words_upto(text: &str, max: usize) -> String {
+    let mut w: Vec<&str> = text.split_whitespace().take(max).collect();
+    while w.len() > 1
+        && DANGLING.contains(
+            &w[w.len() - 1]
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+                .as_str(),
+        )
+    {
+        w.pop();
+    }
+    w.join(" ")
+        .trim_end_matches([',', ';', ':', '.'])
+        .to_string()
+}
+
+/// What the calls of a turn did, to what: edits first, then a plan, commands, reading.
+fn work_title(g: &Group, kind: &str) -> String {
+    let modified = g.modified();
+    let calls = g.items.len();
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    if !modified.is_empty() {
+        let created = g.items.iter().any(|i| {
+            i.writes()
+                && i.files.first() == modified.first()
+                && i.tool() == "Write"
+                && i.payload["tool_response"]["type"].as_str() == Some("create")
+        });
+        let verb = match kind {
+            "bugfix" => "Fix",
+            "refactor" => "Refactor",
+            _ if created => "Create",
+            _ => "Update",
+        };
+        let fs = functions(g);
+        let t = match fs.as_slice() {
+            [] => format!("{verb} {}", file_list(&modified)),
+            [f] => format!("{verb} {f} in {}", file_list(&modified)),
+            [f, h, ..] => format!("{verb} {f} and {h} in {}", file_list(&modified)),
+        };
+        let edits = g.items.iter().filter(|i| i.writes()).count();
+        return if t.split_whitespace().count() < 3 {
+            format!("{t} ({})", plural(edits, "edit"))
+        } else {
+            t
+        };
+    }
+    if let Some(plan) = g
+        .items
+        .iter()
+        .find_map(|i| i.payload["tool_input"]["plan"].as_str())
+    {
+        let line = plan
+            .lines()
+            .map(|l| l.trim_start_matches(['#', '*', '-', ' ']).trim())
+            .find(|l| l.split_whitespace().count() >= 2)
+            .unwrap_or("");
+        let line = line
+            .strip_prefix("Plan:")
+            .or_else(|| line.strip_prefix("Plan"))
+            .unwrap_or(line);
+        if !line.trim().is_empty() {
+            return format!("Plan {}", words_upto(line.trim(), 10));
         }
-        return t;
     }
-    let mut t: Vec<String> = verb(kind).split(' ').map(str::to_string).collect();
-    let topic = topic_words(&prompt, 5);
-    let file_lc = file.as_deref().map(str::to_lowercase);
-    for w in topic {
-        if Some(&w) != file_lc.as_ref() {
-            t.push(w);
+    if let Some((cmd, failed)) = main_command(g) {
+        let others = g.items.iter().filter(|i| i.tool() == "Bash").count() - 1;
+        let more = if others > 0 {
+            format!(" and {}", plural(others, "more command"))
+        } else {
+            String::new()
+        };
+        let how = if failed { " (failed)" } else { "" };
+        return format!("Run {cmd}{more}{how}");
+    }
+    let read: Vec<String> = g.all_files();
+    let verb = if kind == "decision" {
+        "Weigh options on"
+    } else {
+        "Investigate"
+    };
+    if !read.is_empty() {
+        let t = format!("{verb} {}", file_list(&read));
+        return if t.split_whitespace().count() < 3 {
+            format!("{t} ({})", plural(calls, "call"))
+        } else {
+            t
+        };
+    }
+    if let Some(p) = g
+        .items
+        .iter()
+        .find_map(|i| i.payload["tool_input"]["pattern"].as_str())
+    {
+        return format!("Search for {}", words_upto(&p.replace('`', ""), 8));
+    }
+    let mut tools: Vec<&str> = Vec::new();
+    for i in &g.items {
+        if !tools.contains(&i.tool()) {
+            tools.push(i.tool());
         }
-        if t.len() >= 6 {
-            break;
-        }
     }
-    if let Some(f) = file {
-        t.push("in".into());
-        t.push(f);
-    }
-    if t.len() < 5 {
-        let n = g.items.len();
-        t.extend(
-            format!("({n} tool call{})", if n == 1 { "" } else { "s" })
-                .split(' ')
-                .map(str::to_string),
-        );
-    }
-    t.truncate(10);
-    t.join(" ")
+    format!(
+        "Use {} ({})",
+        tools.into_iter().take(3).collect::<Vec<_>>().join(" and "),
+        plural(calls, "call")
+    )
 }
 
 fn meaningful_re() -> &'static Regex {
@@ -877,8 +1141,23 @@ pub fn compress(g: &Group) -> Observation {
                 .take(120)
                 .collect::<String>();
             if !what.is_empty() && commands.len() < 8 {
-                let prefix = if it.failed() { "failed: " } else { "ran: " };
-                let f = format!("{prefix}{what}");
+                // A failure's first error line is the fact worth keeping.
+                let f = if it.failed() {
+                    let re = meaningful_re();
+                    match output_text(it)
+                        .lines()
+                        .map(str::trim)
+                        .find(|l| re.is_match(l))
+                    {
+                        Some(e) => format!(
+                            "failed: {what}: {}",
+                            e.chars().take(120).collect::<String>()
+                        ),
+                        None => format!("failed: {what}"),
+                    }
+                } else {
+                    format!("ran: {what}")
+                };
                 if !commands.contains(&f) {
                     commands.push(f);
                 }
@@ -961,7 +1240,29 @@ pub fn compress(g: &Group) -> Observation {
             facts.push(format!("edited {} ({n}×)", basename(f)));
         }
     }
-    let mut concepts = topic_words(&prompt, 5);
+    // What the work was about: the functions and files it touched and the command it ran,
+    // then the prompt's topic words.
+    let mut concepts: Vec<String> = Vec::new();
+    let stems = modified.iter().chain(read.iter()).filter_map(|f| {
+        Path::new(f)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| s.len() >= 3)
+            .map(str::to_lowercase)
+    });
+    let program = main_command(g).and_then(|(c, _)| c.split(' ').next().map(str::to_string));
+    for c in functions(g)
+        .into_iter()
+        .take(3)
+        .chain(stems.take(3))
+        .chain(program)
+        .chain(topic_words(&prompt, 5))
+    {
+        if concepts.len() < 8 && !concepts.contains(&c) {
+            concepts.push(c);
+        }
+    }
+    concepts.truncate(6);
     for f in modified.iter().chain(read.iter()) {
         if let Some(l) = language(f)
             && !concepts.iter().any(|c| c == l)
