@@ -347,6 +347,15 @@ fn fixtures_through_the_heuristic_pipeline() {
             "no title {want:?} in {titles:#?}"
         );
     }
+    // A long turn is cut into pieces of work: "Work on bead spotter-fum" (196 calls, 11 files
+    // edited) is several observations, each about its own files.
+    let pieces: Vec<(String, String)> = env.pairs(
+        "SELECT title, files_modified FROM observations
+         WHERE session_id = '8463c716-a2ea-4c14-9efa-87158ebd9f20' ORDER BY id",
+    );
+    assert!(pieces.len() >= 3, "{pieces:#?}");
+    let distinct: std::collections::HashSet<&String> = pieces.iter().map(|p| &p.1).collect();
+    assert_eq!(distinct.len(), pieces.len(), "{pieces:#?}");
     // The prompt's intent decides the type: a failing command on the way does not make adding
     // a CI workflow a bugfix.
     assert_eq!(

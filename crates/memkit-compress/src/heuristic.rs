@@ -1107,6 +1107,64 @@ fn raw_tokens(g: &Group) -> u64 {
         .sum()
 }
 
+/// Calls a turn keeps in one observation; a longer turn is cut into pieces of work.
+const PIECE_CALLS: usize = 12;
+
+/// A long turn cut into pieces of work, as index lists into its items, in order: a piece ends
+/// where an edit of a file it has not edited begins (reads of that file just before go with
+/// it); a turn without edits is cut where another program is run. Pieces are at least
+/// max(6, calls/6) calls, so a turn gives at most about six observations.
+pub fn pieces(g: &Group) -> Vec<Vec<usize>> {
+    let n = g.items.len();
+    if n <= PIECE_CALLS {
+        return vec![(0..n).collect()];
+    }
+    let edits = g.items.iter().any(Item::writes);
+    let key = |it: &Item| -> Option<String> {
+        if edits {
+            it.writes().then(|| it.files.first().cloned()).flatten()
+        } else if it.tool() == "Bash" {
+            let cmd = it.payload["tool_input"]["command"].as_str().unwrap_or("");
+            cmd.split_whitespace().next().map(|p| format!("${p}"))
+        } else {
+            None
+        }
+    };
+    let min = (n / 6).max(6);
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for (i, it) in g.items.iter().enumerate() {
+        if let Some(k) = key(it) {
+            if !keys.is_empty() && !keys.contains(&k) && cur.len() >= min {
+                // The reads that prepared this edit belong to it.
+                let mut next = Vec::new();
+                while let Some(&j) = cur.last() {
+                    let prep = &g.items[j];
+                    if key(prep).is_none() && prep.files.iter().any(|f| it.files.contains(f)) {
+                        next.insert(0, cur.pop().unwrap_or(j));
+                    } else {
+                        break;
+                    }
+                }
+                out.push(std::mem::take(&mut cur));
+                keys.clear();
+                cur = next;
+            }
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        cur.push(i);
+    }
+    // A short tail is part of the last piece (the tests run after the last edit).
+    match out.last_mut() {
+        Some(last) if cur.len() < min => last.extend(cur),
+        _ => out.push(cur),
+    }
+    out
+}
+
 /// Compresses a turn into one observation.
 pub fn compress(g: &Group) -> Observation {
     let kind = classify(g);

@@ -306,14 +306,21 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// Compresses one group into chunks of observations (one chunk with the heuristic).
+    /// Compresses one group into chunks of observations (with the heuristic, one per piece of
+    /// work: a long turn is not one vague observation).
     pub fn compress(&mut self, g: &Group) -> Result<Vec<Chunk>> {
         if self.backend.kind == Kind::Heuristic {
-            return Ok(vec![Chunk {
-                ids: g.ids(),
-                observations: vec![heuristic::compress(g)],
-                error: None,
-            }]);
+            return Ok(heuristic::pieces(g)
+                .into_iter()
+                .map(|idx| {
+                    let part = g.subset(&idx);
+                    Chunk {
+                        ids: part.ids(),
+                        observations: vec![heuristic::compress(&part)],
+                        error: None,
+                    }
+                })
+                .collect());
         }
         let mut out = Vec::new();
         for plan in prompt::plan(g, self.opts.prompt_tokens) {
