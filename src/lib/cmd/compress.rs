@@ -162,6 +162,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
         open_turn: open_turn(cfg)?,
     };
     let done = compress::database::compress_queue(cfg, b, opts, &run)?;
+    for w in &done.warnings {
+        io.warn(w);
+    }
     finish(io, &done.observations, done.counts, start)?;
     Ok(Outcome::Ok)
 }
@@ -193,6 +196,9 @@ fn filter(
         }
     }
     let done = compress::database::compress_items(cfg, b, opts, items)?;
+    for w in &done.warnings {
+        io.warn(w);
+    }
     for (k, n) in done.counts {
         compress::database::add(&mut counts, &k, n);
     }
