@@ -1234,13 +1234,25 @@ fn failed_attempts_count_toward_the_daily_cap() {
     small_session(&env, "s1", 3);
     let out = env.ok("mem-compress", &[], b"");
     let s = summary_of(&out);
-    assert_eq!(mock.calls(), 3, "three attempts for the first turn: {s}");
-    assert_eq!(s["counts"]["tokens_in"], 300);
-    assert_eq!(s["counts"]["over_budget"], 2);
-    assert_eq!(logged_tokens(&env), 450);
+    assert_eq!(
+        mock.calls(),
+        2,
+        "150 spent after the first attempt, 300 after the second: no third: {s}"
+    );
+    assert_eq!(s["counts"]["tokens_in"], 200);
+    assert_eq!(s["counts"]["fallbacks"], 1);
+    assert_eq!(s["counts"]["over_budget"], 2, "turns never sent");
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM pending_queue WHERE status = 'error' AND last_error LIKE '%daily token cap%'"
+        ),
+        3
+    );
+    assert_eq!(logged_tokens(&env), 300);
     small_session(&env, "s2", 1);
     env.ok("mem-compress", &[], b"");
-    assert_eq!(mock.calls(), 3, "the next run starts over the cap");
+    assert_eq!(mock.calls(), 2, "the next run starts over the cap");
     assert_all_accounted(&env);
 }
 

@@ -497,6 +497,13 @@ impl<'a> Compressor<'a> {
             if !retry {
                 return Ok(Err(e.message().to_string()));
             }
+            // Failed attempts are billed too: the cap can be reached between two of them.
+            if self.over_budget()? {
+                return Ok(Err(format!(
+                    "{}; not retried: the daily token cap is reached",
+                    e.message()
+                )));
+            }
             if e.class == Class::Truncated {
                 enlarged = true;
                 req.max_tokens = req.max_tokens.saturating_mul(2);
@@ -565,5 +572,19 @@ pub fn finish_observation(o: &mut Observation, session: &str, project: Option<&s
     o.sources = ids.to_vec();
     if o.tokens_compressed == 0 {
         o.tokens_compressed = memkit_core::tokens::estimate(&heuristic::text_of(o)) as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_adds_up_to_a_quarter() {
+        let d = Duration::from_millis(1000);
+        for _ in 0..50 {
+            let j = jitter(d);
+            assert!(j >= d && j <= d + d / 4, "{j:?}");
+        }
     }
 }

@@ -520,14 +520,17 @@ fn openai(b: &Backend, req: &Request) -> std::result::Result<Answer, CallError> 
                             "schema": strict_schema(req.schema)},
         },
     });
-    if is_reasoning_model(&b.model) {
+    let cap = if is_reasoning_model(&b.model) {
         // Reasoning tokens count toward this cap (billed as used, not as capped): room for
         // them, or the answer is cut before it starts.
-        body["max_completion_tokens"] = json!(req.max_tokens.saturating_mul(4));
+        let cap = req.max_tokens.saturating_mul(4);
+        body["max_completion_tokens"] = json!(cap);
+        cap
     } else {
         body["max_tokens"] = json!(req.max_tokens);
         body["temperature"] = json!(0);
-    }
+        req.max_tokens
+    };
     let mut headers = Vec::new();
     if let Some(k) = &b.api_key {
         headers.push(("authorization", format!("Bearer {k}")));
@@ -549,10 +552,7 @@ fn openai(b: &Backend, req: &Request) -> std::result::Result<Answer, CallError> 
     match choice["finish_reason"].as_str().unwrap_or("") {
         "length" => fail(
             Class::Truncated,
-            format!(
-                "answer cut at max_tokens {} (finish_reason length)",
-                req.max_tokens
-            ),
+            format!("answer cut at {cap} tokens (finish_reason length)"),
         ),
         "content_filter" => fail(
             Class::Fatal,
@@ -575,11 +575,10 @@ const CLI_FATAL: &[&str] = &[
     "/login",
     "not logged in",
     "invalid api key",
-    "authentication",
-    "oauth token",
+    "authentication_error",
+    "oauth token has expired",
     "usage limit",
     "hit your limit",
-    "limit reached",
     "credit balance",
     "spend limit",
 ];
@@ -679,7 +678,13 @@ fn claude_cli(b: &Backend, req: &Request) -> std::result::Result<Answer, CallErr
             .and_then(|v| v["result"].as_str().map(str::to_string))
             .unwrap_or_else(|| out.clone());
         let hay = format!("{said}\n{err}").to_ascii_lowercase();
-        let class = if CLI_FATAL.iter().any(|k| hay.contains(k)) {
+        // The API's own status, when the CLI passes it on.
+        let api_status = serde_json::from_str::<Value>(out.trim())
+            .ok()
+            .and_then(|v| v["api_error_status"].as_u64());
+        let class = if CLI_FATAL.iter().any(|k| hay.contains(k))
+            || api_status.is_some_and(|s| (401..=404).contains(&s))
+        {
             Class::Abort
         } else {
             Class::Retry

@@ -79,8 +79,8 @@ models get max_completion_tokens and no temperature), claude-cli (claude -p with
 JSON output, run with MEM_DISABLE=1, hooks disabled, no tools, no MCP servers, no session file and
 its own system prompt, in a scratch directory). Every call's tokens in (cache reads and writes
 included) and out and latency go to event_log (event llm_call), failed calls' too; past
-MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over and event_log says so
-(llm_budget_exhausted).
+MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over (a failed call is not retried past
+it) and event_log says so (llm_budget_exhausted).
 
 Filter mode (FILE or -): reads capture records (JSONL), writes observation records (with the ids of
 their captures in sources); other record types pass through; nothing is stored (LLM calls are still
