@@ -1382,18 +1382,24 @@ fn openai_cut_filtered_and_refused_answers() {
 }
 
 /// A fake `claude` that records its arguments, environment and directory, writes `stderr_kb`
-/// KB to stderr first, and answers `answer` on stdout with exit code `code`.
-fn fake_claude(env: &Env, answer: &Value, stderr_kb: usize, code: i32) -> (PathBuf, PathBuf) {
+/// KB and then `said` to stderr, and answers `answer` on stdout with exit code `code`.
+fn fake_claude(
+    env: &Env,
+    answer: &Value,
+    stderr_kb: usize,
+    said: &str,
+    code: i32,
+) -> (PathBuf, PathBuf) {
     let fake = env.dir.path().join("claude");
     let seen = env.dir.path().join("claude-seen");
     std::fs::write(
         &fake,
         format!(
             "#!/bin/sh\n{{ for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n\
-             echo \"CLAUDECODE=${{CLAUDECODE-unset}} ENTRYPOINT=${{CLAUDE_CODE_ENTRYPOINT-unset}} MEM_DISABLE=$MEM_DISABLE\"\n\
+             echo \"CLAUDECODE=${{CLAUDECODE-unset}} ENTRYPOINT=${{CLAUDE_CODE_ENTRYPOINT-unset}} MEM_DISABLE=$MEM_DISABLE RETRIES=$CLAUDE_CODE_MAX_RETRIES\"\n\
              echo \"PWD=$PWD\"; }} > {seen}\n\
              head -c {bytes} /dev/zero | tr '\\0' 'x' >&2\n\
-             echo 'error: Invalid API key · Please run /login' >&2\n\
+             echo '{said}' >&2\n\
              cat > /dev/null\necho '{answer}'\nexit {code}\n",
             seen = seen.display(),
             bytes = stderr_kb * 1024,
@@ -1413,7 +1419,7 @@ fn claude_cli_runs_bare_in_a_scratch_directory_and_counts_cache_tokens() {
         "usage": {"input_tokens": 3, "cache_read_input_tokens": 300,
                   "cache_creation_input_tokens": 18, "output_tokens": 45}});
     // 1 MB of stderr: more than a pipe holds, so the child blocks unless it is read.
-    let (fake, seen) = fake_claude(&env, &answer, 1024, 0);
+    let (fake, seen) = fake_claude(&env, &answer, 1024, "chatty", 0);
     let env = env
         .set("MEM_LLM", "claude-cli")
         .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
@@ -1432,7 +1438,7 @@ fn claude_cli_runs_bare_in_a_scratch_directory_and_counts_cache_tokens() {
         "[--strict-mcp-config]\n",
         "[--system-prompt]\n[You compress",
         "[--json-schema]\n[{",
-        "CLAUDECODE=unset ENTRYPOINT=unset MEM_DISABLE=1",
+        "CLAUDECODE=unset ENTRYPOINT=unset MEM_DISABLE=1 RETRIES=0",
     ] {
         assert!(got.contains(want), "{want:?} not in {got}");
     }
@@ -1456,7 +1462,13 @@ fn claude_cli_login_error_is_fatal_for_the_run_and_quotes_stderr() {
     let env = Env::new();
     let answer = json!({"type": "result", "is_error": true,
         "result": "Invalid API key · Please run /login", "usage": {"input_tokens": 0, "output_tokens": 0}});
-    let (fake, seen) = fake_claude(&env, &answer, 1, 1);
+    let (fake, seen) = fake_claude(
+        &env,
+        &answer,
+        1,
+        "error: Invalid API key · Please run /login",
+        1,
+    );
     let env = env
         .set("MEM_LLM", "claude-cli")
         .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
@@ -1485,4 +1497,36 @@ fn claude_cli_login_error_is_fatal_for_the_run_and_quotes_stderr() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("switched off").count(), 1, "{stderr}");
     assert_all_accounted(&env);
+}
+
+#[test]
+fn claude_cli_api_errors_are_classified_like_the_http_backends() {
+    // (api_error_status, api_error_type, calls for one turn, switched off)
+    for (status, kind, calls, off) in [
+        (429, "rate_limit_error", 3, 0),
+        (403, "permission_error", 1, 1),
+        (400, "billing_error", 1, 1),
+        (400, "invalid_request_error", 1, 0),
+    ] {
+        let env = Env::new();
+        let answer = json!({"type": "result", "is_error": true, "api_error_status": status,
+            "api_error_type": kind, "result": "API Error", "usage": {"input_tokens": 0, "output_tokens": 0}});
+        let (fake, _) = fake_claude(&env, &answer, 0, "", 1);
+        let env = env
+            .set("MEM_LLM", "claude-cli")
+            .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
+            .set("MEM_LLM_BACKOFF_MS", "10");
+        small_session(&env, "s1", 1);
+        let s = summary_of(&env.ok("mem-compress", &[], b""));
+        assert_eq!(s["counts"]["llm_calls"], calls, "{status} {kind}: {s}");
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM event_log WHERE event = 'llm_disabled'"
+            ),
+            off,
+            "{status} {kind}"
+        );
+        assert_all_accounted(&env);
+    }
 }

@@ -630,6 +630,9 @@ fn claude_cli(b: &Backend, req: &Request) -> std::result::Result<Answer, CallErr
         .args(["--json-schema", &req.schema.to_string()])
         .args(["--settings", r#"{"disableAllHooks":true}"#])
         .env("MEM_DISABLE", "1")
+        // The retries are ours (backoff, attempts, the daily cap): the CLI would otherwise
+        // retry even a 401 for minutes, and report nothing until it gives up.
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
         // Set inside a Claude Code session: the child must not take itself for a nested one.
         .env_remove("CLAUDECODE")
         .env_remove("CLAUDE_CODE_ENTRYPOINT")
@@ -678,16 +681,19 @@ fn claude_cli(b: &Backend, req: &Request) -> std::result::Result<Answer, CallErr
             .and_then(|v| v["result"].as_str().map(str::to_string))
             .unwrap_or_else(|| out.clone());
         let hay = format!("{said}\n{err}").to_ascii_lowercase();
-        // The API's own status, when the CLI passes it on.
-        let api_status = serde_json::from_str::<Value>(out.trim())
+        // The API's own status and error type, when the CLI passes them on, are classified as
+        // the HTTP backends classify them.
+        let api = serde_json::from_str::<Value>(out.trim())
             .ok()
-            .and_then(|v| v["api_error_status"].as_u64());
-        let class = if CLI_FATAL.iter().any(|k| hay.contains(k))
-            || api_status.is_some_and(|s| (401..=404).contains(&s))
-        {
+            .and_then(|v| {
+                let status = u16::try_from(v["api_error_status"].as_u64()?).ok()?;
+                let body = json!({"error": {"type": v["api_error_type"], "message": said}});
+                Some(http_error(status, &body.to_string()).class)
+            });
+        let class = if CLI_FATAL.iter().any(|k| hay.contains(k)) {
             Class::Abort
         } else {
-            Class::Retry
+            api.unwrap_or(Class::Retry)
         };
         let what = if !status.success() {
             format!("exited with {status}")

@@ -77,7 +77,7 @@ https://api.anthropic.com, a /v1 at its end or not; extended thinking off), open
 added to a bare host; MEM_LLM_API_KEY or OPENAI_API_KEY; a strict JSON schema; gpt-5 and o1/o3/o4
 models get max_completion_tokens and no temperature), claude-cli (claude -p with
 JSON output, run with MEM_DISABLE=1, hooks disabled, no tools, no MCP servers, no session file and
-its own system prompt, in a scratch directory). Every call's tokens in (cache reads and writes
+its own system prompt and its own retries off, in a scratch directory). Every call's tokens in (cache reads and writes
 included) and out and latency go to event_log (event llm_call), failed calls' too; past
 MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over (a failed call is not retried past
 it) and event_log says so (llm_budget_exhausted).
