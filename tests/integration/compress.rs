@@ -1256,3 +1256,505 @@ fn heuristic_titles_read_like_a_colleagues_note() {
     );
     assert!(share >= 0.9, "{share}");
 }
+
+/// An Anthropic Messages answer with a given stop_reason and usage (cache tokens included).
+fn anthropic_stop(text: &str, stop: &str, usage: Value) -> String {
+    json!({"id": "msg_1", "type": "message", "role": "assistant",
+           "content": [{"type": "text", "text": text}], "stop_reason": stop, "usage": usage})
+    .to_string()
+}
+
+/// The tokens (in + out) event_log holds for LLM calls: what the daily cap counts.
+fn logged_tokens(env: &Env) -> i64 {
+    count(
+        env,
+        "SELECT coalesce(sum(json_extract(detail, '$.tokens_in') + json_extract(detail, '$.tokens_out')), 0)
+         FROM event_log WHERE event = 'llm_call'",
+    )
+}
+
+#[test]
+fn anthropic_refusal_falls_back_at_once_and_its_tokens_count() {
+    let mock = Mock::start(Duration::ZERO, |_, _| {
+        let usage = json!({"input_tokens": 100, "cache_read_input_tokens": 50,
+                           "cache_creation_input_tokens": 20, "output_tokens": 7});
+        (200, anthropic_stop("", "refusal", usage))
+    });
+    let env = llm_env("anthropic", &mock);
+    small_session(&env, "s1", 1);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    assert_eq!(mock.calls(), 1, "a refusal is not asked again: {s}");
+    assert_eq!(s["counts"]["fallbacks"], 1);
+    assert_eq!(
+        s["counts"]["tokens_in"], 170,
+        "cache reads and writes are input"
+    );
+    assert_eq!(logged_tokens(&env), 177);
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM pending_queue WHERE status = 'error' AND last_error LIKE '%refusal%'"
+        ),
+        3
+    );
+    let seen = mock.seen.lock().unwrap().clone();
+    assert_eq!(seen[0].body["thinking"], json!({"type": "disabled"}));
+    assert_all_accounted(&env);
+}
+
+#[test]
+fn anthropic_answer_cut_at_max_tokens_is_asked_once_with_more_room() {
+    // Turn 0 is cut at the first max_tokens only; turn 1 is cut whatever the room.
+    let mock = Mock::start(Duration::ZERO, |n, body| {
+        let user = body["messages"][0]["content"].as_str().unwrap_or("");
+        let usage = json!({"input_tokens": 10, "output_tokens": 5});
+        if user.contains("part 1") || body["max_tokens"] == 2048 {
+            (
+                200,
+                anthropic_stop("{\"observations\": [{\"ty", "max_tokens", usage),
+            )
+        } else {
+            (200, anthropic_stop(&obs_json(n, &[]), "end_turn", usage))
+        }
+    });
+    let env = llm_env("anthropic", &mock);
+    small_session(&env, "s1", 2);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    let seen = mock.seen.lock().unwrap().clone();
+    let max: Vec<&Value> = seen.iter().map(|r| &r.body["max_tokens"]).collect();
+    assert_eq!(
+        max,
+        [2048, 4096, 2048, 4096],
+        "never the same request twice: {s}"
+    );
+    assert_eq!(
+        s["counts"]["fallbacks"], 1,
+        "turn 1 falls back after its second cut"
+    );
+    assert_eq!(s["counts"]["llm_calls"], 4);
+    assert_eq!(logged_tokens(&env), 60, "every cut answer was billed");
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM observations WHERE title LIKE 'Mock observation%'"
+        ),
+        1
+    );
+    assert_all_accounted(&env);
+}
+
+/// A backend, an answer no request can get past, and what the run must do with it.
+#[test]
+fn auth_spend_and_not_found_errors_switch_the_backend_off_for_the_run() {
+    let cases: [(&str, u16, &str); 6] = [
+        (
+            "anthropic",
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ),
+        (
+            "anthropic",
+            429,
+            r#"{"type":"error","error":{"type":"enforced_spend_limit_error","message":"workspace spend limit reached"}}"#,
+        ),
+        (
+            "anthropic",
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}"#,
+        ),
+        (
+            "anthropic",
+            404,
+            r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}"#,
+        ),
+        (
+            "openai",
+            429,
+            r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+        ),
+        ("openai", 403, r#"{"error":{"message":"forbidden"}}"#),
+    ];
+    for (kind, status, body) in cases {
+        let body = body.to_string();
+        let mock = Mock::start(Duration::ZERO, move |_, _| (status, body.clone()));
+        let env = llm_env(kind, &mock);
+        small_session(&env, "s1", 2);
+        small_session(&env, "s2", 1);
+        let out = env.ok("mem-compress", &[], b"");
+        let s = summary_of(&out);
+        let case = format!("{kind} HTTP {status}: {s}");
+        assert_eq!(mock.calls(), 1, "one call, not one per group: {case}");
+        assert_eq!(s["counts"]["fallbacks"], 1, "{case}");
+        assert_eq!(s["counts"]["switched_off"], 2, "{case}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.matches("switched off").count(),
+            1,
+            "one line: {stderr}"
+        );
+        assert!(stderr.contains(&format!("HTTP {status}")), "{stderr}");
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM event_log WHERE event = 'llm_disabled'"
+            ),
+            1,
+            "{case}"
+        );
+        // The failed group is marked error; the rest is done by the heuristic.
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM pending_queue WHERE status = 'error'"
+            ),
+            3,
+            "{case}"
+        );
+        assert_all_accounted(&env);
+    }
+}
+
+#[test]
+fn retry_after_is_honoured() {
+    let mock = Mock::start_raw(|n, _| {
+        let (code, body, wait) = if n == 0 {
+            (
+                429,
+                r#"{"type":"error","error":{"type":"rate_limit_error"}}"#.to_string(),
+                "1",
+            )
+        } else {
+            (200, anthropic_reply(&obs_json(n, &[]), 10, 5), "0")
+        };
+        Reply {
+            code,
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                ("retry-after".into(), wait.into()),
+            ],
+            body: body.into_bytes(),
+            cut_after: None,
+        }
+    });
+    let env = llm_env("anthropic", &mock);
+    small_session(&env, "s1", 1);
+    let start = std::time::Instant::now();
+    let out = env.ok("mem-compress", &[], b"");
+    let took = start.elapsed();
+    assert_eq!(mock.calls(), 2);
+    assert_eq!(summary_of(&out)["counts"]["fallbacks"], 0);
+    assert!(
+        took >= Duration::from_secs(1),
+        "waited {took:?}, not the 1 s asked (backoff is 10 ms)"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn failed_attempts_count_toward_the_daily_cap() {
+    // Every answer is billed and useless.
+    let mock = Mock::start(Duration::ZERO, |_, _| {
+        (200, anthropic_reply("I cannot produce JSON today", 100, 50))
+    });
+    let env = llm_env("anthropic", &mock).set("MEM_LLM_DAILY_TOKENS", "250");
+    small_session(&env, "s1", 3);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    assert_eq!(
+        mock.calls(),
+        2,
+        "150 spent after the first attempt, 300 after the second: no third: {s}"
+    );
+    assert_eq!(s["counts"]["tokens_in"], 200);
+    assert_eq!(s["counts"]["fallbacks"], 1);
+    assert_eq!(s["counts"]["over_budget"], 2, "turns never sent");
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM pending_queue WHERE status = 'error' AND last_error LIKE '%daily token cap%'"
+        ),
+        3
+    );
+    assert_eq!(logged_tokens(&env), 300);
+    small_session(&env, "s2", 1);
+    env.ok("mem-compress", &[], b"");
+    assert_eq!(mock.calls(), 2, "the next run starts over the cap");
+    assert_all_accounted(&env);
+}
+
+#[test]
+fn openai_reasoning_models_get_their_parameters_and_a_strict_schema() {
+    let mock = Mock::start(Duration::ZERO, |n, _| {
+        // A strict answer: the optional detail is there, as null.
+        let text = json!({"observations": [{
+            "type": "bugfix", "title": format!("Mock observation number {n} for testing"),
+            "summary": "What and why.", "detail": null, "facts": [], "concepts": [],
+            "files_read": [], "files_modified": [], "functions_changed": []}]})
+        .to_string();
+        (200, openai_reply(&text, 50, 20))
+    });
+    for (model, url) in [
+        ("gpt-5-mini", format!("{}/v1/", mock.url)),
+        ("o4-mini", format!("{}/v1", mock.url)),
+        ("qwen2.5:3b", mock.url.clone()),
+    ] {
+        let env = Env::new()
+            .set("MEM_LLM", "openai")
+            .set("MEM_LLM_URL", &url)
+            .set("MEM_LLM_MODEL", model);
+        small_session(&env, "s1", 1);
+        let before = mock.calls();
+        let out = env.ok("mem-compress", &[], b"");
+        assert_eq!(summary_of(&out)["counts"]["fallbacks"], 0, "{model}");
+        assert_eq!(mock.calls(), before + 1);
+        let seen = mock.seen.lock().unwrap().last().unwrap().clone();
+        assert_eq!(seen.path, "/v1/chat/completions", "{model} at {url}");
+        let b = &seen.body;
+        if model == "qwen2.5:3b" {
+            assert_eq!(b["max_tokens"], 2048);
+            assert_eq!(b["temperature"], 0);
+            assert!(b.get("max_completion_tokens").is_none());
+        } else {
+            assert!(b["max_completion_tokens"].as_u64().unwrap() >= 2048, "{b}");
+            assert!(b.get("max_tokens").is_none(), "{model}");
+            assert!(b.get("temperature").is_none(), "{model}");
+        }
+        let js = &b["response_format"]["json_schema"];
+        assert_eq!(js["strict"], true);
+        let item = &js["schema"]["properties"]["observations"]["items"];
+        assert!(
+            item["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("detail"))
+        );
+        assert_eq!(
+            item["properties"]["detail"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM observations WHERE title LIKE 'Mock observation%' AND detail IS NULL"
+            ),
+            1
+        );
+    }
+}
+
+#[test]
+fn openai_cut_filtered_and_refused_answers() {
+    // Turn 0: cut once, then fine with more room; turn 1: filtered; turn 2: refused.
+    let mock = Mock::start(Duration::ZERO, |n, body| {
+        let user = body["messages"][1]["content"].as_str().unwrap_or("");
+        let usage = json!({"prompt_tokens": 10, "completion_tokens": 5});
+        let choice = |finish: &str, message: Value| {
+            json!({"choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                   "usage": usage})
+            .to_string()
+        };
+        let text = obs_json(n, &[]);
+        let answer = if user.contains("part 0") && body["max_tokens"] == 2048 {
+            choice("length", json!({"role": "assistant", "content": "{\"obs"}))
+        } else if user.contains("part 1") {
+            choice(
+                "content_filter",
+                json!({"role": "assistant", "content": null}),
+            )
+        } else if user.contains("part 2") {
+            choice(
+                "stop",
+                json!({"role": "assistant", "content": null, "refusal": "I can't help with that."}),
+            )
+        } else {
+            choice("stop", json!({"role": "assistant", "content": text}))
+        };
+        (200, answer)
+    });
+    let env = Env::new()
+        .set("MEM_LLM", "openai")
+        .set("MEM_LLM_URL", &mock.url)
+        .set("MEM_LLM_BACKOFF_MS", "10");
+    small_session(&env, "s1", 3);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    let max: Vec<Value> = mock
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.body["max_tokens"].clone())
+        .collect();
+    assert_eq!(
+        max,
+        [json!(2048), json!(4096), json!(2048), json!(2048)],
+        "{s}"
+    );
+    assert_eq!(s["counts"]["fallbacks"], 2);
+    assert_eq!(logged_tokens(&env), 60);
+    for why in ["%content_filter%", "%refused%"] {
+        assert_eq!(
+            count(
+                &env,
+                &format!(
+                    "SELECT count(*) FROM pending_queue WHERE status = 'error' AND last_error LIKE '{why}'"
+                )
+            ),
+            3,
+            "{why}"
+        );
+    }
+    assert_all_accounted(&env);
+}
+
+/// A fake `claude` that records its arguments, environment and directory, writes `stderr_kb`
+/// KB and then `said` to stderr, and answers `answer` on stdout with exit code `code`.
+fn fake_claude(
+    env: &Env,
+    answer: &Value,
+    stderr_kb: usize,
+    said: &str,
+    code: i32,
+) -> (PathBuf, PathBuf) {
+    let fake = env.dir.path().join("claude");
+    let seen = env.dir.path().join("claude-seen");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n{{ for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n\
+             echo \"CLAUDECODE=${{CLAUDECODE-unset}} ENTRYPOINT=${{CLAUDE_CODE_ENTRYPOINT-unset}} MEM_DISABLE=$MEM_DISABLE RETRIES=$CLAUDE_CODE_MAX_RETRIES\"\n\
+             echo \"PWD=$PWD\"; }} > {seen}\n\
+             head -c {bytes} /dev/zero | tr '\\0' 'x' >&2\n\
+             echo '{said}' >&2\n\
+             cat > /dev/null\necho '{answer}'\nexit {code}\n",
+            seen = seen.display(),
+            bytes = stderr_kb * 1024,
+            answer = answer.to_string().replace('\'', "'\\''"),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (fake, seen)
+}
+
+#[test]
+fn claude_cli_runs_bare_in_a_scratch_directory_and_counts_cache_tokens() {
+    let env = Env::new();
+    let answer = json!({"type": "result", "is_error": false,
+        "result": "", "structured_output": serde_json::from_str::<Value>(&obs_json(0, &[])).unwrap(),
+        "usage": {"input_tokens": 3, "cache_read_input_tokens": 300,
+                  "cache_creation_input_tokens": 18, "output_tokens": 45}});
+    // 1 MB of stderr: more than a pipe holds, so the child blocks unless it is read.
+    let (fake, seen) = fake_claude(&env, &answer, 1024, "chatty", 0);
+    let env = env
+        .set("MEM_LLM", "claude-cli")
+        .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
+        .set("MEM_LLM_TIMEOUT_SECS", "20")
+        .set("CLAUDECODE", "1")
+        .set("CLAUDE_CODE_ENTRYPOINT", "cli");
+    small_session(&env, "s1", 1);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    assert_eq!(s["counts"]["tokens_in"], 321, "{s}");
+    assert_eq!(s["counts"]["fallbacks"], 0, "{s}");
+    let got = std::fs::read_to_string(&seen).unwrap();
+    for want in [
+        "[--tools]\n[]\n",
+        "[--no-session-persistence]\n",
+        "[--strict-mcp-config]\n",
+        "[--system-prompt]\n[You compress",
+        "[--json-schema]\n[{",
+        "CLAUDECODE=unset ENTRYPOINT=unset MEM_DISABLE=1 RETRIES=0",
+    ] {
+        assert!(got.contains(want), "{want:?} not in {got}");
+    }
+    let pwd = got.lines().find_map(|l| l.strip_prefix("PWD=")).unwrap();
+    assert!(
+        !Path::new(pwd).starts_with(env.dir.path()),
+        "not the project: {pwd}"
+    );
+    assert!(!Path::new(pwd).exists(), "the scratch directory is removed");
+    assert_eq!(
+        count(
+            &env,
+            "SELECT count(*) FROM observations WHERE title LIKE 'Mock observation%'"
+        ),
+        1
+    );
+}
+
+#[test]
+fn claude_cli_login_error_is_fatal_for_the_run_and_quotes_stderr() {
+    let env = Env::new();
+    let answer = json!({"type": "result", "is_error": true,
+        "result": "Invalid API key · Please run /login", "usage": {"input_tokens": 0, "output_tokens": 0}});
+    let (fake, seen) = fake_claude(
+        &env,
+        &answer,
+        1,
+        "error: Invalid API key · Please run /login",
+        1,
+    );
+    let env = env
+        .set("MEM_LLM", "claude-cli")
+        .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
+        .set("MEM_LLM_BACKOFF_MS", "10");
+    small_session(&env, "s1", 2);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    assert_eq!(
+        s["counts"]["llm_calls"], 1,
+        "not retried, not tried again: {s}"
+    );
+    assert_eq!(s["counts"]["switched_off"], 1);
+    assert!(seen.exists());
+    let err: String = env
+        .db()
+        .query_row(
+            "SELECT last_error FROM pending_queue WHERE status = 'error' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        err.contains("exited with") && err.contains("stderr:") && err.contains("Please run /login"),
+        "{err}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("switched off").count(), 1, "{stderr}");
+    assert_all_accounted(&env);
+}
+
+#[test]
+fn claude_cli_api_errors_are_classified_like_the_http_backends() {
+    // (api_error_status, api_error_type, calls for one turn, switched off)
+    for (status, kind, calls, off) in [
+        (429, "rate_limit_error", 3, 0),
+        (403, "permission_error", 1, 1),
+        (400, "billing_error", 1, 1),
+        (400, "invalid_request_error", 1, 0),
+    ] {
+        let env = Env::new();
+        let answer = json!({"type": "result", "is_error": true, "api_error_status": status,
+            "api_error_type": kind, "result": "API Error", "usage": {"input_tokens": 0, "output_tokens": 0}});
+        let (fake, _) = fake_claude(&env, &answer, 0, "", 1);
+        let env = env
+            .set("MEM_LLM", "claude-cli")
+            .set("MEM_CLAUDE_BIN", fake.to_str().unwrap())
+            .set("MEM_LLM_BACKOFF_MS", "10");
+        small_session(&env, "s1", 1);
+        let s = summary_of(&env.ok("mem-compress", &[], b""));
+        assert_eq!(s["counts"]["llm_calls"], calls, "{status} {kind}: {s}");
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM event_log WHERE event = 'llm_disabled'"
+            ),
+            off,
+            "{status} {kind}"
+        );
+        assert_all_accounted(&env);
+    }
+}

@@ -28,6 +28,8 @@ pub struct Run {
 pub struct Done {
     pub observations: Vec<Observation>,
     pub counts: BTreeMap<String, u64>,
+    /// What the user must be told (the backend switched off for the run).
+    pub warnings: Vec<String>,
 }
 
 /// Adds `n` to count `k` of a run's summary record.
@@ -44,6 +46,7 @@ fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
     add(counts, "tokens_out", c.stats.tokens_out);
     add(counts, "fallbacks", c.stats.fallbacks);
     add(counts, "over_budget", c.stats.over_budget);
+    add(counts, "switched_off", c.stats.switched_off);
 }
 
 /// Compresses the due captures of the queue, then summarises the sessions that are due.
@@ -160,12 +163,14 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
         }
     }
     stats_into(&mut counts, &comp);
+    let warnings = std::mem::take(&mut comp.warnings);
     drop(comp);
     let dropped = drop_raw(cfg, &conn, raw_days)?;
     counts.insert("raw_dropped".into(), dropped as u64);
     Ok(Done {
         observations: recs,
         counts,
+        warnings,
     })
 }
 
@@ -212,10 +217,10 @@ pub fn compress_items(cfg: &Config, b: Backend, opts: Options, items: Vec<Item>)
     }
     add(&mut counts, "observations", recs.len() as u64);
     stats_into(&mut counts, &comp);
-    drop(comp);
     Ok(Done {
         observations: recs,
         counts,
+        warnings: comp.warnings,
     })
 }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use crate::llm::{Backend, CallError, Kind};
+use crate::llm::{Backend, CallError, Class, Kind};
 use memkit_core::Result;
 use memkit_core::config::Config;
 use memkit_core::record::{Capture, Observation};
@@ -281,6 +281,8 @@ pub struct Stats {
     pub tokens_out: u64,
     pub fallbacks: u64,
     pub over_budget: u64,
+    /// Chunks the heuristic compressed because the backend was switched off for the run.
+    pub switched_off: u64,
 }
 
 /// Turns groups into observations with one backend, keeping the books in `event_log` when a
@@ -292,6 +294,10 @@ pub struct Compressor<'a> {
     pub stats: Stats,
     spent_today: Option<u64>,
     budget_logged: bool,
+    /// Why the backend was switched off for the rest of the run (auth, spend limit, ...).
+    pub switched_off: Option<String>,
+    /// What the run must tell its user (one line each).
+    pub warnings: Vec<String>,
 }
 
 impl<'a> Compressor<'a> {
@@ -303,6 +309,8 @@ impl<'a> Compressor<'a> {
             stats: Stats::default(),
             spent_today: None,
             budget_logged: false,
+            switched_off: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -327,6 +335,15 @@ impl<'a> Compressor<'a> {
             let part = g.subset(&plan.items);
             let ids = part.ids();
             self.stats.chunks += 1;
+            if self.switched_off.is_some() {
+                self.stats.switched_off += 1;
+                out.push(Chunk {
+                    ids,
+                    observations: vec![heuristic::compress(&part)],
+                    error: None,
+                });
+                continue;
+            }
             if self.over_budget()? {
                 self.stats.over_budget += 1;
                 out.push(Chunk {
@@ -400,8 +417,11 @@ impl<'a> Compressor<'a> {
         Ok(true)
     }
 
-    /// Up to [`ATTEMPTS`] calls with exponential backoff; the queue rows keep the attempts,
-    /// the next due time and the last error.
+    /// Up to [`ATTEMPTS`] calls with exponential backoff (or the server's `retry-after`, with
+    /// jitter); an answer cut at max_tokens is asked again once with twice the room, never
+    /// the same way. The queue rows keep the attempts, the next due time and the last error;
+    /// every attempt's billed tokens count toward the day's cap, failed ones too. An error
+    /// that no call can get past switches the backend off for the rest of the run.
     fn call_with_retries(
         &mut self,
         g: &Group,
@@ -409,71 +429,131 @@ impl<'a> Compressor<'a> {
         user: &str,
     ) -> Result<std::result::Result<Vec<Observation>, String>> {
         let schema = prompt::schema();
-        let req = llm::Request {
+        let mut req = llm::Request {
             system: prompt::SYSTEM,
             user,
             schema: &schema,
             max_tokens: self.opts.max_output_tokens,
         };
         let mut delay = self.opts.backoff;
+        let mut enlarged = false;
         for attempt in 1..=ATTEMPTS {
             let started = std::time::Instant::now();
             let res = llm::call(&self.backend, &req).and_then(|reply| {
                 match prompt::parse_reply(&reply.value, g) {
                     Some(obs) => Ok((reply, obs)),
-                    None => Err(CallError::Retry(
-                        "answer does not follow the schema (no observations list)".into(),
-                    )),
+                    None => Err(CallError::retry(
+                        "answer does not follow the schema (no observations list)",
+                    )
+                    .billed(reply.tokens_in, reply.tokens_out)),
                 }
             });
             self.stats.calls += 1;
-            match res {
+            let (tin, tout) = match &res {
+                Ok((r, _)) => (r.tokens_in, r.tokens_out),
+                Err(e) => (e.tokens_in, e.tokens_out),
+            };
+            self.stats.tokens_in += tin;
+            self.stats.tokens_out += tout;
+            if let Some(s) = self.spent_today.as_mut() {
+                *s += tin + tout;
+            }
+            let e = match res {
                 Ok((reply, obs)) => {
-                    self.stats.tokens_in += reply.tokens_in;
-                    self.stats.tokens_out += reply.tokens_out;
-                    if let Some(s) = self.spent_today.as_mut() {
-                        *s += reply.tokens_in + reply.tokens_out;
-                    }
                     self.log(
                         &g.session_id,
                         "llm_call",
                         "info",
                         &json!({"backend": self.backend.kind.name(), "model": self.backend.model,
                                 "purpose": "compress", "status": "ok", "attempt": attempt,
-                                "captures": ids.len(), "tokens_in": reply.tokens_in,
-                                "tokens_out": reply.tokens_out, "latency_ms": reply.latency_ms}),
+                                "captures": ids.len(), "tokens_in": tin, "tokens_out": tout,
+                                "max_tokens": req.max_tokens, "latency_ms": reply.latency_ms}),
                     )?;
                     return Ok(Ok(obs));
                 }
-                Err(e) => {
-                    self.stats.failed_calls += 1;
-                    let retry = matches!(e, CallError::Retry(_)) && attempt < ATTEMPTS;
-                    let next =
-                        chrono::Utc::now() + chrono::Duration::from_std(delay).unwrap_or_default();
-                    let next_at = next.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-                    self.log(
-                        &g.session_id,
-                        "llm_call",
-                        "warn",
-                        &json!({"backend": self.backend.kind.name(), "model": self.backend.model,
-                                "purpose": "compress", "status": "error", "attempt": attempt,
-                                "captures": ids.len(), "error": e.message(), "retry": retry,
-                                "tokens_in": 0, "tokens_out": 0,
-                                "latency_ms": started.elapsed().as_millis() as u64}),
-                    )?;
-                    if let Some(c) = self.conn {
-                        queue::record_attempt(c, ids, &next_at, e.message())?;
-                    }
-                    if !retry {
-                        return Ok(Err(e.message().to_string()));
-                    }
-                    std::thread::sleep(delay);
-                    delay *= 2;
+                Err(e) => e,
+            };
+            self.stats.failed_calls += 1;
+            let last = attempt == ATTEMPTS;
+            let (retry, wait) = match e.class {
+                Class::Retry if !last => {
+                    let wait = jitter(e.retry_after.map_or(delay, |r| r.max(delay)));
+                    (true, wait)
                 }
+                Class::Truncated if !last && !enlarged => (true, Duration::ZERO),
+                _ => (false, Duration::ZERO),
+            };
+            let next = chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+            let next_at = next.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            self.log(
+                &g.session_id,
+                "llm_call",
+                "warn",
+                &json!({"backend": self.backend.kind.name(), "model": self.backend.model,
+                        "purpose": "compress", "status": "error", "attempt": attempt,
+                        "captures": ids.len(), "error": e.message(), "retry": retry,
+                        "tokens_in": tin, "tokens_out": tout, "max_tokens": req.max_tokens,
+                        "latency_ms": started.elapsed().as_millis() as u64}),
+            )?;
+            if let Some(c) = self.conn {
+                queue::record_attempt(c, ids, &next_at, e.message())?;
+            }
+            if e.class == Class::Abort {
+                self.switch_off(&g.session_id, e.message())?;
+            }
+            if !retry {
+                return Ok(Err(e.message().to_string()));
+            }
+            // Failed attempts are billed too: the cap can be reached between two of them.
+            if self.over_budget()? {
+                return Ok(Err(format!(
+                    "{}; not retried: the daily token cap is reached",
+                    e.message()
+                )));
+            }
+            if e.class == Class::Truncated {
+                enlarged = true;
+                req.max_tokens = req.max_tokens.saturating_mul(2);
+            } else {
+                std::thread::sleep(wait);
+                delay *= 2;
             }
         }
         Ok(Err("retries exhausted".into()))
     }
+
+    /// Stops calling the backend for the rest of the run, saying so once (stderr and
+    /// event_log): every later call would fail the same way, and could be billed.
+    fn switch_off(&mut self, session: &str, why: &str) -> Result<()> {
+        if self.switched_off.is_some() {
+            return Ok(());
+        }
+        self.switched_off = Some(why.to_string());
+        self.warnings.push(format!(
+            "LLM backend {} switched off for this run: {why}; the heuristic compresses the rest",
+            self.backend.kind.name()
+        ));
+        self.log(
+            session,
+            "llm_disabled",
+            "error",
+            &json!({"backend": self.backend.kind.name(), "model": self.backend.model,
+                    "error": why, "using": "heuristic"}),
+        )
+    }
+}
+
+/// `d` plus up to a quarter more, so runs that failed together do not retry in step.
+fn jitter(d: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    d + d.mul_f64((h.finish() % 1000) as f64 / 4000.0)
 }
 
 /// Tokens (in + out) the LLM calls logged since midnight UTC.
@@ -499,5 +579,19 @@ pub fn finish_observation(o: &mut Observation, session: &str, project: Option<&s
     o.sources = ids.to_vec();
     if o.tokens_compressed == 0 {
         o.tokens_compressed = memkit_core::tokens::estimate(&heuristic::text_of(o)) as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_adds_up_to_a_quarter() {
+        let d = Duration::from_millis(1000);
+        for _ in 0..50 {
+            let j = jitter(d);
+            assert!(j >= d && j <= d + d / 4, "{j:?}");
+        }
     }
 }

@@ -54,24 +54,33 @@ stopped or ended with nothing pending gets a summary, key files and key decision
 gains observations after a resume); the transcript's last messages it quotes are redacted before
 they are cut. Output: one observation record per new observation, then a summary record with the
 counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, llm_calls,
-llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, summaries.
+llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, switched_off, summaries.
 
 Where each capture ends: tool calls become part of an observation (observation_sources links them)
 and are marked done; a note becomes a manual observation; the other rows are marked done with a
 documented skip_reason: prompt (a UserPromptSubmit, used as the why of its turn), turn-end (a Stop,
 whose last message is used as the outcome), marker (PreCompact, SubagentStop and any other event).
-When the LLM fails (connection errors, 429, 5xx and answers that are not the JSON asked for are
-retried 3 times with exponential backoff from MEM_LLM_BACKOFF_MS, attempts, next_attempt_at and
-last_error kept in the queue; other 4xx are not retried) the captures are marked error with the
-reason and compressed by the heuristic backend instead: nothing is dropped.
+When the LLM fails the captures are marked error with the reason and compressed by the heuristic
+backend instead: nothing is dropped. Connection errors, 429, 5xx and answers that are not the JSON
+asked for are retried 3 times with exponential backoff from MEM_LLM_BACKOFF_MS, or after the
+server's retry-after (at most 30 s), with jitter; attempts, next_attempt_at and last_error are kept
+in the queue. An answer cut at its max_tokens is asked again once with twice the room. Refusals,
+content filters and other 4xx are not retried. Errors no call can get past (401, 403, 404, a spend
+limit, no credit or quota, a claude CLI that is not logged in or out of its usage) switch the
+backend off for the rest of the run: one warning and one event_log event (llm_disabled), and the
+heuristic compresses the remaining chunks (counted in switched_off).
 
 Backends (MEM_LLM): heuristic (default; offline and deterministic), anthropic (Messages API,
 ANTHROPIC_API_KEY, MEM_LLM_MODEL default claude-haiku-4-5, MEM_LLM_URL default
-https://api.anthropic.com), openai (OpenAI-compatible chat completions at MEM_LLM_URL, e.g.
-http://127.0.0.1:11434/v1 for Ollama; MEM_LLM_API_KEY or OPENAI_API_KEY), claude-cli (claude -p with
-JSON output, run with MEM_DISABLE=1 and hooks disabled). Every call's tokens in and out and latency
-go to event_log (event llm_call); past MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over
-and event_log says so (llm_budget_exhausted).
+https://api.anthropic.com, a /v1 at its end or not; extended thinking off), openai
+(OpenAI-compatible chat completions at MEM_LLM_URL, e.g. http://127.0.0.1:11434/v1 for Ollama, /v1
+added to a bare host; MEM_LLM_API_KEY or OPENAI_API_KEY; a strict JSON schema; gpt-5 and o1/o3/o4
+models get max_completion_tokens and no temperature), claude-cli (claude -p with
+JSON output, run with MEM_DISABLE=1, hooks disabled, no tools, no MCP servers, no session file and
+its own system prompt and its own retries off, in a scratch directory). Every call's tokens in (cache reads and writes
+included) and out and latency go to event_log (event llm_call), failed calls' too; past
+MEM_LLM_DAILY_TOKENS in a UTC day the heuristic takes over (a failed call is not retried past
+it) and event_log says so (llm_budget_exhausted).
 
 Filter mode (FILE or -): reads capture records (JSONL), writes observation records (with the ids of
 their captures in sources); other record types pass through; nothing is stored (LLM calls are still
@@ -162,6 +171,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
         open_turn: open_turn(cfg)?,
     };
     let done = compress::database::compress_queue(cfg, b, opts, &run)?;
+    for w in &done.warnings {
+        io.warn(w);
+    }
     finish(io, &done.observations, done.counts, start)?;
     Ok(Outcome::Ok)
 }
@@ -193,6 +205,9 @@ fn filter(
         }
     }
     let done = compress::database::compress_items(cfg, b, opts, items)?;
+    for w in &done.warnings {
+        io.warn(w);
+    }
     for (k, n) in done.counts {
         compress::database::add(&mut counts, &k, n);
     }
