@@ -1758,3 +1758,26 @@ fn claude_cli_api_errors_are_classified_like_the_http_backends() {
         assert_all_accounted(&env);
     }
 }
+
+#[test]
+fn the_daily_cap_counts_cache_tokens_and_stops_spending() {
+    // Claude Code-style caching: almost every input token is a cache read.
+    let mock = Mock::start(Duration::ZERO, |n, _| {
+        let usage = json!({"input_tokens": 3, "cache_read_input_tokens": 300,
+                           "cache_creation_input_tokens": 40, "output_tokens": 20});
+        (
+            200,
+            anthropic_stop(&obs_json(n, &["src/auth.rs"]), "end_turn", usage),
+        )
+    });
+    let env = llm_env("anthropic", &mock).set("MEM_LLM_DAILY_TOKENS", "500");
+    small_session(&env, "s1", 3);
+    let out = env.ok("mem-compress", &[], b"");
+    let s = summary_of(&out);
+    // 363 after the first turn, 726 after the second: the third is never sent. Counting only
+    // input_tokens (3 a call) would have let every call through.
+    assert_eq!(mock.calls(), 2, "{s}");
+    assert_eq!(s["counts"]["tokens_in"], 686);
+    assert_eq!(s["counts"]["over_budget"], 1);
+    assert_all_accounted(&env);
+}
