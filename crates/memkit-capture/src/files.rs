@@ -36,22 +36,16 @@ pub fn touched(input: Option<&Value>, cwd: Option<&str>) -> Vec<String> {
     out
 }
 
-pub fn is_absolute(p: &str) -> bool {
-    let b = p.as_bytes();
-    p.starts_with('/')
-        || p.starts_with("\\\\")
-        || (b.len() >= 3
-            && b[0].is_ascii_alphabetic()
-            && b[1] == b':'
-            && (b[2] == b'\\' || b[2] == b'/'))
-}
+pub use memkit_core::project::is_absolute;
 
 /// Joins a relative path to `cwd` with the separator `cwd` uses; absolute paths are kept.
 pub fn resolve(p: &str, cwd: Option<&str>) -> String {
     let p = p.trim();
     if p.is_empty() || is_absolute(p) {
-        return p.to_string();
+        return memkit_core::project::canonical(p).into_owned();
     }
+    let cwd = cwd.map(memkit_core::project::canonical);
+    let cwd = cwd.as_deref();
     match cwd {
         Some(cwd) if !cwd.is_empty() => {
             let sep = if cwd.contains('\\') && !cwd.contains('/') {
@@ -60,7 +54,8 @@ pub fn resolve(p: &str, cwd: Option<&str>) -> String {
                 '/'
             };
             let rel = p.trim_start_matches("./");
-            format!("{}{sep}{rel}", cwd.trim_end_matches(['/', '\\']))
+            let joined = format!("{}{sep}{rel}", cwd.trim_end_matches(['/', '\\']));
+            memkit_core::project::canonical(&joined).into_owned()
         }
         _ => p.to_string(),
     }

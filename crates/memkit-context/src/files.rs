@@ -125,7 +125,7 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
 /// Whether `path` is a file of the project at `root` (not the root, not its .git).
 pub fn inside(path: &str, root: &str) -> bool {
     path.strip_prefix(root)
-        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.strip_prefix(['/', '\\']))
         .is_some_and(|r| !r.is_empty() && !r.starts_with(".git/"))
 }
 
@@ -154,17 +154,19 @@ impl Namer {
 
     pub fn name(&self, path: &str) -> String {
         let r = relative(path, &self.root);
-        if r.len() <= LONG_PATH || r.starts_with('/') {
+        if r.len() <= LONG_PATH || memkit_core::project::is_absolute(&r) {
             return r;
         }
         // Endings from the shortest: the first one no other known file ends with.
-        let starts: Vec<usize> = r.match_indices('/').map(|(i, _)| i + 1).collect();
+        let starts: Vec<usize> = r.match_indices(['/', '\\']).map(|(i, _)| i + 1).collect();
         for &s in starts.iter().rev() {
             let cand = &r[s..];
-            let shared = self
-                .known
-                .iter()
-                .any(|o| *o != r && (o == cand || o.ends_with(&format!("/{cand}"))));
+            let shared = self.known.iter().any(|o| {
+                *o != r
+                    && (o == cand
+                        || o.strip_suffix(cand)
+                            .is_some_and(|head| head.ends_with(['/', '\\'])))
+            });
             if !shared {
                 return cand.to_string();
             }
@@ -175,7 +177,7 @@ impl Namer {
 
 fn relative(f: &str, root: &str) -> String {
     f.strip_prefix(root)
-        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.strip_prefix(['/', '\\']))
         .unwrap_or(f)
         .to_string()
 }

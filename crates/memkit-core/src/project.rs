@@ -30,9 +30,36 @@ pub fn current_dir() -> Option<String> {
         .as_deref())
 }
 
+/// An absolute Unix or Windows path (`/x`, `C:\x`, `c:/x`, `\\server\share`).
+pub fn is_absolute(p: &str) -> bool {
+    let b = p.as_bytes();
+    p.starts_with('/')
+        || p.starts_with("\\\\")
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && (b[2] == b'\\' || b[2] == b'/'))
+}
+
+/// A Windows path with its drive letter in capitals and backslashes only: Claude Code writes
+/// `c:\Users` from the editor and `C:\Users` from the terminal for the same directory, and a
+/// relative `notes/a.md` joined to it gives `C:\v\notes/a.md`; one file is one string.
+pub fn canonical(path: &str) -> std::borrow::Cow<'_, str> {
+    let b = path.as_bytes();
+    let drive = b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if drive && matches!(b[2], b'\\' | b'/') && (b[0].is_ascii_lowercase() || path.contains('/')) {
+        let mut s = path.replace('/', "\\");
+        s[..1].make_ascii_uppercase();
+        s.into()
+    } else {
+        path.into()
+    }
+}
+
 /// Resolves the project of `dir`: the enclosing git repository's root, with a linked worktree
 /// mapped to its main repository so all worktrees share one project; else `dir` itself.
 pub fn identify(dir: &str) -> Project {
+    let dir = canonical(dir);
     let dir = dir.trim_end_matches(['/', '\\']);
     let dir = if dir.is_empty() { "/" } else { dir };
     let path = Path::new(dir);
@@ -194,6 +221,9 @@ mod tests {
     fn non_git_and_windows_paths_fall_back_to_themselves() {
         let p = identify(r"C:\Users\dev\proj");
         assert_eq!(p.root, r"C:\Users\dev\proj");
+        assert_eq!(identify(r"c:\Users\dev\proj\").root, p.root);
+        assert_eq!(canonical("/home/c:/x"), "/home/c:/x");
+        assert_eq!(canonical(r"c:\v\notes/a.md"), r"C:\v\notes\a.md");
         assert_eq!(p.name, "proj");
         assert_eq!(p.source, "path");
     }

@@ -191,11 +191,7 @@ fn edited_file(p: &HookPayload, cwd: &str) -> Option<String> {
         .get("file_path")
         .or_else(|| input.get("notebook_path"))?
         .as_str()?;
-    Some(if Path::new(path).is_absolute() {
-        path.to_string()
-    } else {
-        format!("{}/{}", cwd.trim_end_matches('/'), path)
-    })
+    Some(memkit_capture::files::resolve(path, Some(cwd)))
 }
 
 /// One project's sessions replayed in a scratch memory: the scores of each session that has
@@ -389,7 +385,8 @@ pub fn mentions(block: &str) -> Vec<String> {
                 (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
             });
         let stem = Path::new(w).file_stem().map_or(0, |s| s.len());
-        if ((ext && stem >= 2) || (w.contains('/') && w.len() > 3)) && !out.iter().any(|o| o == w) {
+        let dirs = w.contains(['/', '\\']) && w.len() > 3;
+        if ((ext && stem >= 2) || dirs) && !out.iter().any(|o| o == w) {
             out.push(w.to_string());
         }
     }
@@ -402,12 +399,14 @@ pub fn mentions(block: &str) -> Vec<String> {
 /// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
 /// starts at a directory boundary.
 fn names_file(m: &str, f: &str) -> bool {
-    f == m || (f.ends_with(m) && f[..f.len() - m.len()].ends_with('/'))
+    f == m
+        || f.strip_suffix(m)
+            .is_some_and(|head| head.ends_with(['/', '\\']))
 }
 
 fn relative(f: &str, root: &str) -> String {
     f.strip_prefix(root)
-        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.strip_prefix(['/', '\\']))
         .unwrap_or(f)
         .to_string()
 }
@@ -461,6 +460,8 @@ mod tests {
         assert!(names_file("lib.rs", "/r/src/lib.rs"));
         assert_eq!(mentions("src/lib.rs then lib.rs"), ["src/lib.rs"]);
         assert!(!names_file("b.rs", "/r/src/lib.rs"));
+        assert!(names_file(r"notes\a.md", r"C:\v\notes\a.md"));
+        assert_eq!(relative(r"C:\v\notes\a.md", r"C:\v"), r"notes\a.md");
     }
 
     #[test]
