@@ -819,6 +819,14 @@ fn work_title(g: &Group, kind: &str) -> String {
     let modified = g.modified();
     let calls = g.items.len();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    // "Update a.rs" says too little on its own: the count of what was done fills it out.
+    let at_least_3 = |t: String, n: usize, w: &str| {
+        if t.split_whitespace().count() < 3 {
+            format!("{t} ({})", plural(n, w))
+        } else {
+            t
+        }
+    };
     if !modified.is_empty() {
         let created = g.items.iter().any(|i| {
             i.writes()
@@ -839,11 +847,7 @@ fn work_title(g: &Group, kind: &str) -> String {
             [f, h, ..] => format!("{verb} {f} and {h} in {}", file_list(&modified)),
         };
         let edits = g.items.iter().filter(|i| i.writes()).count();
-        return if t.split_whitespace().count() < 3 {
-            format!("{t} ({})", plural(edits, "edit"))
-        } else {
-            t
-        };
+        return at_least_3(t, edits, "edit");
     }
     if let Some(plan) = g
         .items
@@ -880,12 +884,7 @@ fn work_title(g: &Group, kind: &str) -> String {
         "Investigate"
     };
     if !read.is_empty() {
-        let t = format!("{verb} {}", file_list(&read));
-        return if t.split_whitespace().count() < 3 {
-            format!("{t} ({})", plural(calls, "call"))
-        } else {
-            t
-        };
+        return at_least_3(format!("{verb} {}", file_list(&read)), calls, "call");
     }
     if let Some(p) = g
         .items
