@@ -840,6 +840,12 @@ fn work_title(g: &Group, kind: &str) -> String {
             _ if created => "Create",
             _ => "Update",
         };
+        // A config edit is what it set ("Update .markdownlint.json: set MD034").
+        if let [(f, keys)] = config_changes(g).as_slice()
+            && modified.len() == 1
+        {
+            return format!("{verb} {}: set {}", basename(f), keys.join(", "));
+        }
         let fs = functions(g);
         let t = match fs.as_slice() {
             [] => format!("{verb} {}", file_list(&modified)),
@@ -1082,6 +1088,79 @@ fn language(path: &str) -> Option<&'static str> {
     })
 }
 
+fn config_key_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        // `"key": …`, `key = …`, `key: …` at the start of a line (JSON, TOML/INI/.env, YAML).
+        Regex::new(r#"(?m)^[ \t-]*"?([A-Za-z_][A-Za-z0-9_.\-]{1,60})"?[ \t]*(?::|=)"#)
+            .expect("valid regex")
+    })
+}
+
+/// Keys a config file edit sets: those in its new text that its old text did not have (all of
+/// a written file's), in order, at most 4. Empty for a file that is not configuration.
+pub fn config_keys(path: &str, input: &Value) -> Vec<String> {
+    let config = language(path) == Some("config")
+        || [".env", ".ini", ".cfg", ".conf", ".properties"]
+            .iter()
+            .any(|e| path.to_ascii_lowercase().ends_with(e));
+    if !config {
+        return vec![];
+    }
+    let keys = |t: &str| -> Vec<String> {
+        config_key_re()
+            .captures_iter(t)
+            .map(|c| c[1].to_string())
+            .collect()
+    };
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for (new, old) in [("new_string", "old_string"), ("content", "")] {
+        if let Some(n) = input[new].as_str() {
+            pairs.push((n, input[old].as_str().unwrap_or("")));
+        }
+    }
+    if let Some(edits) = input["edits"].as_array() {
+        for e in edits {
+            if let Some(n) = e["new_string"].as_str() {
+                pairs.push((n, e["old_string"].as_str().unwrap_or("")));
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (new, old) in pairs {
+        let before = keys(old);
+        for k in keys(new) {
+            if !before.contains(&k) && !out.contains(&k) && out.len() < 4 {
+                out.push(k);
+            }
+        }
+    }
+    out
+}
+
+/// (file, keys) of the turn's config edits.
+fn config_changes(g: &Group) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for it in g.items.iter().filter(|i| i.writes()) {
+        let Some(f) = it.files.first() else { continue };
+        let ks = config_keys(f, &it.payload["tool_input"]);
+        if ks.is_empty() {
+            continue;
+        }
+        match out.iter_mut().find(|(o, _)| o == f) {
+            Some((_, v)) => {
+                for k in ks {
+                    if !v.contains(&k) {
+                        v.push(k);
+                    }
+                }
+            }
+            None => out.push((f.clone(), ks)),
+        }
+    }
+    out
+}
+
 /// The text an observation is made of (for token counts).
 pub fn text_of(o: &Observation) -> String {
     let mut s = format!("{}\n{}", o.title, o.summary);
@@ -1299,6 +1378,11 @@ pub fn compress(g: &Group) -> Observation {
     }
     // What the work was about: the functions and files it touched and the command it ran,
     // then the prompt's topic words.
+    for (f, keys) in config_changes(g) {
+        if facts.len() < 12 {
+            facts.push(format!("set {} in {}", keys.join(", "), basename(&f)));
+        }
+    }
     let mut concepts: Vec<String> = Vec::new();
     let stems = modified.iter().chain(read.iter()).filter_map(|f| {
         Path::new(f)
@@ -1407,4 +1491,25 @@ pub fn note(it: &Item) -> Observation {
     };
     o.tokens_compressed = tokens::estimate(&text_of(&o)) as u64;
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_config_edit_says_which_keys_it_set() {
+        let edit = json!({"old_string": "{\n  \"MD013\": false\n}",
+                          "new_string": "{\n  \"MD013\": false,\n  \"MD034\": false\n}"});
+        assert_eq!(config_keys("/p/.markdownlint.json", &edit), ["MD034"]);
+        let toml = json!({"content": "[tool.ruff]\nline-length = 100\nselect = [\"E\"]\n"});
+        assert_eq!(
+            config_keys("/p/pyproject.toml", &toml),
+            ["line-length", "select"]
+        );
+        let env = json!({"new_string": "DATABASE_URL=postgres://x\n", "old_string": ""});
+        assert_eq!(config_keys("/p/.env", &env), ["DATABASE_URL"]);
+        assert!(config_keys("/p/src/main.rs", &toml).is_empty());
+    }
 }
