@@ -43,7 +43,9 @@ pub const LAYERS: &[(&str, usize)] = &[
 /// An observation line's title is cut to this many characters.
 const TITLE_CHARS: usize = 100;
 /// Files the files-in-play layer may list, and the sessions it looks back over.
-const FILES_SHOWN: usize = 15;
+const FILES_SHOWN: usize = 8;
+/// Files after those named by name only, on one line.
+const FILES_NAMED: usize = 16;
 const FILE_SESSIONS: usize = 10;
 /// File calls read for the files and functions layers.
 const FILE_CALLS: usize = 3000;
@@ -400,8 +402,8 @@ fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
         return Ok(Err("no project".into()));
     };
     let ranked = files::rank(&work.calls, project, &opts.files, set.files);
-    Ok(Ok(ranked
-        .into_iter()
+    let mut lines: Vec<Line> = ranked
+        .iter()
         .take(FILES_SHOWN)
         .map(|f| {
             let name = work.namer.name(&f.path);
@@ -431,7 +433,22 @@ fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
             };
             Line { text, id: None }
         })
-        .collect()))
+        .collect();
+    // The rest by name only: a file touched lately is where the next session often goes, and a
+    // name costs a few tokens where a line costs twenty.
+    let rest: Vec<String> = ranked
+        .iter()
+        .skip(FILES_SHOWN)
+        .take(FILES_NAMED)
+        .map(|f| work.namer.name(&f.path))
+        .collect();
+    if !rest.is_empty() {
+        lines.push(Line {
+            text: format!("- also touched lately: {}", rest.join(", ")),
+            id: None,
+        });
+    }
+    Ok(Ok(lines))
 }
 
 fn learnings(conn: &Connection) -> LayerLines {

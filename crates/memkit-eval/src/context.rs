@@ -288,7 +288,7 @@ fn score(root: &str, s: &Session, block: &str, prior: &[(String, String)]) -> Se
         v.dedup();
         v
     };
-    let mentions = mentions(block);
+    let mentions = named_files(block, root, prior.iter().map(|p| &p.1).chain(&edited));
     let n = mentions.len();
     let (recent, frequent) = baselines(prior);
     let merged = interleave(&recent, &frequent);
@@ -396,6 +396,43 @@ pub fn mentions(block: &str) -> Vec<String> {
     out
 }
 
+/// The files a block names: every known file (`known`, absolute) whose project-relative path
+/// or file name stands in it as a whole (names with spaces included, which a split into words
+/// cannot see), then the other path-like words of [`mentions`] that are no part of one.
+fn named_files<'a>(
+    block: &str,
+    root: &str,
+    known: impl IntoIterator<Item = &'a String>,
+) -> Vec<String> {
+    let whole = |name: &str| {
+        let edge = |c: Option<char>| {
+            c.is_none_or(|c| c.is_whitespace() || "()[]{},;:`'\"/\\*".contains(c))
+        };
+        block.match_indices(name).any(|(i, _)| {
+            edge(block[..i].chars().next_back())
+                && edge(block[i + name.len()..].chars().next())
+                    .then_some(())
+                    .or_else(|| block[i + name.len()..].starts_with(". ").then_some(()))
+                    .is_some()
+        })
+    };
+    let mut out: Vec<String> = Vec::new();
+    for f in known {
+        let rel = relative(f, root);
+        let base = rel.rsplit(['/', '\\']).next().unwrap_or(&rel);
+        if !out.contains(&rel) && (whole(&rel) || (base.contains('.') && whole(base))) {
+            out.push(rel);
+        }
+    }
+    let matched = out.clone();
+    for m in mentions(block) {
+        if !matched.iter().any(|r| r.contains(m.as_str()) || names_file(&m, r)) && !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
 /// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
 /// starts at a directory boundary.
 fn names_file(m: &str, f: &str) -> bool {
@@ -458,6 +495,12 @@ mod tests {
             "{m:?}"
         );
         assert!(names_file("lib.rs", "/r/src/lib.rs"));
+        let known = [r"C:\v\!\quiet here\DOCKET.md".to_string(), "/x/David Leroy.md".into()];
+        let block = "- !\\quiet here\\DOCKET.md (edited 1×): x\n- see David Leroy.md. and src/a.rs";
+        assert_eq!(
+            named_files(block, r"C:\v", &known),
+            [r"!\quiet here\DOCKET.md", "/x/David Leroy.md", "src/a.rs"]
+        );
         assert_eq!(mentions("src/lib.rs then lib.rs"), ["src/lib.rs"]);
         assert!(!names_file("b.rs", "/r/src/lib.rs"));
         assert!(names_file(r"notes\a.md", r"C:\v\notes\a.md"));
