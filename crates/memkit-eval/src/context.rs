@@ -50,6 +50,9 @@ pub struct Report {
     pub recall: f64,
     /// Mean number of files named.
     pub files_named: f64,
+    /// Recall over the edits inside the project root only (plans, Claude's own memory files
+    /// and other files elsewhere left out), over the sessions that edit one.
+    pub recall_in_project: f64,
 }
 
 /// One replayed session (`"type":"context_session"`, with `--sessions`).
@@ -426,7 +429,11 @@ fn named_files<'a>(
     }
     let matched = out.clone();
     for m in mentions(block) {
-        if !matched.iter().any(|r| r.contains(m.as_str()) || names_file(&m, r)) && !out.contains(&m) {
+        if !matched
+            .iter()
+            .any(|r| r.contains(m.as_str()) || names_file(&m, r))
+            && !out.contains(&m)
+        {
             out.push(m);
         }
     }
@@ -460,6 +467,23 @@ fn reports(set: &str, project: &str, scores: &[SessionScore]) -> Vec<Report> {
                 a + s.found[*m] as f64 / s.edited.len().max(1) as f64
             });
             let named = scores.iter().fold(0.0, |a, s| a + s.named[*m].len() as f64);
+            // Edits outside the project keep their absolute path in `edited`.
+            let (mut in_n, mut in_recall) = (0.0, 0.0);
+            for s in scores {
+                let ins: Vec<&String> = s
+                    .edited
+                    .iter()
+                    .filter(|f| !project::is_absolute(f))
+                    .collect();
+                if !ins.is_empty() {
+                    let found = ins
+                        .iter()
+                        .filter(|f| s.named[*m].iter().any(|n| n == **f || names_file(n, f)))
+                        .count();
+                    in_n += 1.0;
+                    in_recall += found as f64 / ins.len() as f64;
+                }
+            }
             let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
             Report {
                 kind: "eval",
@@ -471,6 +495,7 @@ fn reports(set: &str, project: &str, scores: &[SessionScore]) -> Vec<Report> {
                 hit_rate: r3(hits / n),
                 recall: r3(recall / n),
                 files_named: (named / n * 10.0).round() / 10.0,
+                recall_in_project: r3(in_recall / f64::max(in_n, 1.0)),
             }
         })
         .collect()
@@ -495,7 +520,10 @@ mod tests {
             "{m:?}"
         );
         assert!(names_file("lib.rs", "/r/src/lib.rs"));
-        let known = [r"C:\v\!\quiet here\DOCKET.md".to_string(), "/x/David Leroy.md".into()];
+        let known = [
+            r"C:\v\!\quiet here\DOCKET.md".to_string(),
+            "/x/David Leroy.md".into(),
+        ];
         let block = "- !\\quiet here\\DOCKET.md (edited 1×): x\n- see David Leroy.md. and src/a.rs";
         assert_eq!(
             named_files(block, r"C:\v", &known),

@@ -176,6 +176,7 @@ fn context_run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
             "hit_rate",
             "recall",
             "files_named",
+            "recall_in_project",
         ],
     )?;
     Ok(Outcome::Ok)
