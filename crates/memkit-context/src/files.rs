@@ -154,12 +154,15 @@ impl Namer {
 
     pub fn name(&self, path: &str) -> String {
         let r = relative(path, &self.root);
-        if r.len() <= LONG_PATH || memkit_core::project::is_absolute(&r) {
+        // A long path outside the project is cut to its folder and name at least, after "…"
+        // ("…/plans/x.md"): a bare name would pass for one of the project's.
+        let outside = memkit_core::project::is_absolute(&r);
+        if r.len() <= LONG_PATH {
             return r;
         }
         // Endings from the shortest: the first one no other known file ends with.
         let starts: Vec<usize> = r.match_indices(['/', '\\']).map(|(i, _)| i + 1).collect();
-        for &s in starts.iter().rev() {
+        for &s in starts.iter().rev().skip(usize::from(outside)) {
             let cand = &r[s..];
             let shared = self.known.iter().any(|o| {
                 *o != r
@@ -168,7 +171,11 @@ impl Namer {
                             .is_some_and(|head| head.ends_with(['/', '\\'])))
             });
             if !shared {
-                return cand.to_string();
+                return if outside {
+                    format!("…{}", &r[s - 1..])
+                } else {
+                    cand.to_string()
+                };
             }
         }
         r
@@ -232,5 +239,9 @@ mod tests {
         assert_eq!(n.name(&long_a), "test/main.rs");
         assert_eq!(n.name(&long_b), "lib.rs");
         assert_eq!(n.name("/elsewhere/x.md"), "/elsewhere/x.md");
+        assert_eq!(
+            n.name(r"C:\Users\someone\.claude\plans\jazzy-seeking-crescent.md"),
+            r"…\plans\jazzy-seeking-crescent.md"
+        );
     }
 }

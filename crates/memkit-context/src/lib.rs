@@ -655,7 +655,7 @@ fn named_title(
     files: &[String],
     namer: &Namer,
 ) -> (String, Option<String>) {
-    let base = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+    let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
     if let Some(open) = title.rfind(" (")
         && title.ends_with(')')
     {
@@ -680,10 +680,18 @@ fn named_title(
 /// A title without the file name it ends with ("Fix the parser (parse.rs)" → "Fix the parser").
 fn without_file(title: &str) -> &str {
     match title.rfind(" (") {
+        // A file name may hold spaces ("(David Leroy.md)"), not a closing parenthesis, and
+        // ends in an extension with a letter in it ("(see 4.2)" is no file).
         Some(i)
             if title.ends_with(')')
-                && !title[i + 2..].contains(' ')
-                && title[i + 2..].contains('.') =>
+                && !title[i + 2..title.len() - 1].contains(['(', ')'])
+                && title[i + 2..title.len() - 1]
+                    .rsplit_once('.')
+                    .is_some_and(|(_, e)| {
+                        (1..=8).contains(&e.len())
+                            && e.chars().all(|c| c.is_ascii_alphanumeric())
+                            && e.chars().any(|c| c.is_ascii_alphabetic())
+                    }) =>
         {
             &title[..i]
         }
