@@ -846,11 +846,22 @@ fn work_title(g: &Group, kind: &str) -> String {
         {
             return format!("{verb} {}: set {}", basename(f), keys.join(", "));
         }
-        let fs = functions(g);
+        // Functions are named with the file whose edit defines them, that file first.
+        let (fs, files) = match g.items.iter().filter(|i| i.writes()).find_map(|i| {
+            let fs = functions_in_edit(&i.payload["tool_input"]);
+            Some((fs, i.files.first()?.clone())).filter(|(fs, _)| !fs.is_empty())
+        }) {
+            Some((fs, file)) => {
+                let mut files = vec![file.clone()];
+                files.extend(modified.iter().filter(|m| **m != file).cloned());
+                (fs, files)
+            }
+            None => (vec![], modified.clone()),
+        };
         let t = match fs.as_slice() {
-            [] => format!("{verb} {}", file_list(&modified)),
-            [f] => format!("{verb} {f} in {}", file_list(&modified)),
-            [f, h, ..] => format!("{verb} {f} and {h} in {}", file_list(&modified)),
+            [] => format!("{verb} {}", file_list(&files)),
+            [f] => format!("{verb} {f} in {}", file_list(&files)),
+            [f, h, ..] => format!("{verb} {f} and {h} in {}", file_list(&files)),
         };
         let edits = g.items.iter().filter(|i| i.writes()).count();
         return at_least_3(t, edits, "edit");
@@ -1245,6 +1256,16 @@ pub fn pieces(g: &Group) -> Vec<Vec<usize>> {
 
 /// Compresses a turn into one observation.
 pub fn compress(g: &Group) -> Observation {
+    observation(g, false)
+}
+
+/// Compresses one piece of a long turn: its title says what the piece did (the request, the
+/// same for every piece, stays in the summary).
+pub fn compress_piece(g: &Group) -> Observation {
+    observation(g, true)
+}
+
+fn observation(g: &Group, piece: bool) -> Observation {
     let kind = classify(g);
     let modified = g.modified();
     let mut read: Vec<String> = Vec::new();
@@ -1416,7 +1437,12 @@ pub fn compress(g: &Group) -> Observation {
     let mut o = Observation {
         v: memkit_core::record::VERSION,
         kind: kind.to_string(),
-        title: redact::redact_str(&title(g, kind)).into_owned(),
+        title: redact::redact_str(&if piece {
+            work_title(g, kind)
+        } else {
+            title(g, kind)
+        })
+        .into_owned(),
         summary: redact::redact_str(&summary).into_owned(),
         detail: detail.map(|d| redact::redact_str(&d).into_owned()),
         facts: facts

@@ -318,13 +318,20 @@ impl<'a> Compressor<'a> {
     /// work: a long turn is not one vague observation).
     pub fn compress(&mut self, g: &Group) -> Result<Vec<Chunk>> {
         if self.backend.kind == Kind::Heuristic {
-            return Ok(heuristic::pieces(g)
+            let pieces = heuristic::pieces(g);
+            let whole = pieces.len() == 1;
+            return Ok(pieces
                 .into_iter()
                 .map(|idx| {
                     let part = g.subset(&idx);
+                    let o = if whole {
+                        heuristic::compress(&part)
+                    } else {
+                        heuristic::compress_piece(&part)
+                    };
                     Chunk {
                         ids: part.ids(),
-                        observations: vec![heuristic::compress(&part)],
+                        observations: vec![o],
                         error: None,
                     }
                 })
