@@ -264,3 +264,66 @@ fn health_passes_a_healthy_store_and_names_each_planted_problem() {
     let out = Env::new().run("mem-eval", &["health"], b"");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
 }
+
+#[test]
+fn qag_judges_with_the_llm_backend_and_stops_at_the_daily_cap() {
+    use crate::compress::{Mock, anthropic_reply};
+    let answer = serde_json::json!({
+        "questions": [{"question": "Was a file edited?", "observation": "yes"},
+                      {"question": "Did a command fail?", "observation": "idk"},
+                      {"question": "Was a test run?", "observation": "yes"}],
+        "claims": [{"claim": "It edited a file", "supported": "yes"},
+                   {"claim": "It deployed", "supported": "no"}]})
+    .to_string();
+    let mock = Mock::start(std::time::Duration::ZERO, move |_, _| {
+        (200, anthropic_reply(&answer, 100, 50))
+    });
+    let heuristic = fixture_store();
+    // Without an LLM backend there is no judge.
+    let out = heuristic.run("mem-eval", &["compression", "--qag"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MEM_LLM"));
+    let env = copy_of(&heuristic)
+        .set("MEM_LLM", "anthropic")
+        .set("MEM_LLM_URL", &mock.url)
+        .set("ANTHROPIC_API_KEY", "test-key");
+    let (recs, s) = compression(&env, &["--qag", "--limit", "3"]);
+    assert_eq!(mock.calls(), 3);
+    // By hand: 2 of 3 questions answered, 1 of 2 claims supported.
+    for r in &recs {
+        assert_eq!(
+            (r["qag_coverage"].as_f64(), r["qag_alignment"].as_f64()),
+            (Some(0.667), Some(0.5)),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        (s["qag_judged"].as_u64(), s["qag_coverage"].as_f64()),
+        (Some(3), Some(0.667))
+    );
+    let seen = mock.seen.lock().unwrap()[0].body.to_string();
+    assert!(
+        seen.contains("You judge") && seen.contains("OBSERVATION") && seen.contains("CAPTURES")
+    );
+    // Each call is booked like compression's: 150 tokens each, purpose judge.
+    assert_eq!(
+        env.count("SELECT coalesce(sum(json_extract(detail, '$.tokens_in') + json_extract(detail, '$.tokens_out')), 0)
+                   FROM event_log WHERE event = 'llm_call' AND json_extract(detail, '$.purpose') = 'judge'"),
+        450
+    );
+    // 450 spent today, a cap of 700: two more calls (600, then 750), then the judge stops.
+    let env = env.set("MEM_LLM_DAILY_TOKENS", "700");
+    let out = env.ok("mem-eval", &["compression", "--qag", "--limit", "3"], b"");
+    assert_eq!(mock.calls(), 5);
+    let recs = jsonl(&out);
+    assert!(
+        recs[2]["qag_error"]
+            .as_str()
+            .unwrap()
+            .contains("daily token cap"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(recs[3]["qag_judged"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the judge stopped"));
+}

@@ -13,6 +13,8 @@ use memkit_core::record::Observation;
 use memkit_core::store::stats::{self, Selection, Source};
 use memkit_core::tokens;
 
+use crate::qag::Judge;
+
 /// The observation types the store knows (ARCHITECTURE.md §4).
 pub const TYPES: &[&str] = &[
     "decision",
@@ -52,6 +54,15 @@ pub struct Score {
     /// What failed: `missing summary`, `unknown type x`, `ungrounded files_modified a.rs`,
     /// `title: raw prompt`…
     pub faults: Vec<String>,
+    /// With --qag: share of the judge's questions about the captures the observation answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_coverage: Option<f64>,
+    /// With --qag: share of the observation's claims the captures support.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_alignment: Option<f64>,
+    /// With --qag: why the judge gave no verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_error: Option<String>,
 }
 
 /// The means over the scored observations (`"type":"eval"`, `"set":"compression"`).
@@ -74,17 +85,49 @@ pub struct Report {
     pub title_pass: f64,
     /// Share of observations without any fault.
     pub clean: f64,
+    /// With --qag: observations the judge gave a verdict on, and the means of its verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_judged: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_coverage: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qag_alignment: Option<f64>,
 }
 
-/// Scores the observations `sel` picks.
-pub fn run(conn: &Connection, sel: &Selection) -> Result<(Vec<Score>, Report)> {
+/// Scores the observations `sel` picks, each also by `judge` when given.
+pub fn run(
+    conn: &Connection,
+    sel: &Selection,
+    mut judge: Option<&mut Judge>,
+) -> Result<(Vec<Score>, Report)> {
     let mut scores = Vec::new();
     for o in stats::compressed(conn, sel)? {
         let Some(id) = o.id else { continue };
         let sources = stats::sources(conn, id)?;
-        scores.push(score(id, &o, &sources));
+        let mut s = score(id, &o, &sources);
+        if let Some(j) = judge.as_deref_mut() {
+            match j.judge(&o, &sources)? {
+                Ok(v) => {
+                    s.qag_coverage = Some(v.coverage);
+                    s.qag_alignment = Some(v.alignment);
+                }
+                Err(why) => s.qag_error = Some(why),
+            }
+        }
+        scores.push(s);
     }
-    let report = report(&scores);
+    let mut report = report(&scores);
+    if judge.is_some() {
+        let judged: Vec<&Score> = scores.iter().filter(|s| s.qag_coverage.is_some()).collect();
+        let n = judged.len().max(1) as f64;
+        let mean = |f: &dyn Fn(&Score) -> Option<f64>| {
+            (!judged.is_empty())
+                .then(|| r3(judged.iter().fold(0.0, |a, s| a + f(s).unwrap_or(0.0)) / n))
+        };
+        report.qag_judged = Some(judged.len());
+        report.qag_coverage = mean(&|s| s.qag_coverage);
+        report.qag_alignment = mean(&|s| s.qag_alignment);
+    }
     Ok((scores, report))
 }
 
@@ -153,6 +196,9 @@ pub fn score(id: i64, o: &Observation, sources: &[Source]) -> Score {
         ratio: r3(raw as f64 / compressed.max(1) as f64),
         title_score: r3(crate::title::score(&o.title)),
         faults,
+        qag_coverage: None,
+        qag_alignment: None,
+        qag_error: None,
     }
 }
 
@@ -187,6 +233,9 @@ pub fn report(scores: &[Score]) -> Report {
         title_score: mean(&|s| s.title_score),
         title_pass: mean(&|s| f64::from(u8::from(s.title_score == 1.0))),
         clean: mean(&|s| f64::from(u8::from(s.faults.is_empty()))),
+        qag_judged: None,
+        qag_coverage: None,
+        qag_alignment: None,
     }
 }
 

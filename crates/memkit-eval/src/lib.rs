@@ -7,5 +7,6 @@
 pub mod compression;
 pub mod context;
 pub mod health;
+pub mod qag;
 pub mod retrieval;
 pub mod title;

@@ -54,7 +54,13 @@ checks passed: 3-15 words, nothing cut, no trailing period, an action first, no 
 observation (id, obs_type, title, captures, valid, grounded, raw_tokens, compressed_tokens, ratio,
 title_score, faults), then an eval record (set compression) with the means; ratio there is the
 total raw over the total compressed, ratio_mean the mean of the observations' ratios. Exit 1 when no
-observation matches.
+observation matches. --qag adds an LLM judge (the MEM_LLM backend, one call per observation with
+the observation and up to ~6,000 tokens of its captures): it writes yes/no questions the captures
+answer and says which the observation answers (qag_coverage), and lists the observation's claims
+with whether the captures support them (qag_alignment); qag_error says why an observation has no
+verdict. Judge calls are logged in event_log (llm_call, purpose judge) and count against
+MEM_LLM_DAILY_TOKENS: once it is spent the judge stops and says so; the summary gives qag_judged
+and the means.
 
 health: one health record: captures per UTC day and LLM calls, failed calls and tokens per day over
 --days (today included), queue rows per status and the errors per class of their last error, the
@@ -113,6 +119,10 @@ pub struct CompressionArgs {
     /// Observations of one project (its name or root path).
     #[arg(long, value_name = "P")]
     pub project: Option<String>,
+    /// Also have the LLM backend (MEM_LLM) judge each observation by question-answer
+    /// generation; its calls count against MEM_LLM_DAILY_TOKENS.
+    #[arg(long)]
+    pub qag: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -215,7 +225,7 @@ fn compression_run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
     if a.limit == Some(0) {
         return Err(Error::Usage("--limit takes a number above 0".into()));
     }
-    let Some((_, _, conn)) = open_store(io)? else {
+    let Some((_, cfg, conn)) = open_store(io)? else {
         return Ok(Outcome::NothingFound);
     };
     let sel = memkit_core::store::stats::Selection {
@@ -223,39 +233,67 @@ fn compression_run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
         project: a.project.clone(),
         limit: a.limit,
     };
-    let (scores, report) = memkit_eval::compression::run(&conn, &sel)?;
+    let mut judge = None;
+    if a.qag {
+        let (b, warning) = crate::llm::Backend::from_config(&cfg, None)?;
+        if b.kind == crate::llm::Kind::Heuristic {
+            return Err(Error::Usage(format!(
+                "--qag needs an LLM backend: set MEM_LLM to anthropic, openai or claude-cli{}",
+                warning.map(|w| format!(" ({w})")).unwrap_or_default()
+            )));
+        }
+        let cap = cfg.get_num("llm_daily_tokens")?;
+        judge = Some(memkit_eval::qag::Judge::new(b, cap, &conn)?);
+    }
+    let (scores, report) = memkit_eval::compression::run(&conn, &sel, judge.as_mut())?;
+    if let Some(j) = &judge {
+        if let Some(why) = &j.stopped {
+            io.warn(format!("the judge stopped: {why}"));
+        }
+        io.info(format!(
+            "judge: {} calls, {} tokens spent today",
+            j.calls, j.spent
+        ));
+    }
     if scores.is_empty() {
         io.warn("no compressed observation matches");
         return Ok(Outcome::NothingFound);
     }
-    io.listing(
-        &scores,
-        &[
-            "id",
-            "obs_type",
-            "title",
-            "captures",
-            "valid",
-            "grounded",
-            "ratio",
-            "title_score",
-            "faults",
-        ],
-    )?;
-    io.listing(
-        &[report],
-        &[
-            "set",
-            "observations",
-            "valid",
-            "grounded",
-            "ratio",
-            "ratio_mean",
-            "title_score",
-            "title_pass",
-            "clean",
-        ],
-    )?;
+    // The judge's columns only when it judged.
+    let qag: &[&str] = if a.qag {
+        &["qag_coverage", "qag_alignment"]
+    } else {
+        &[]
+    };
+    let mut columns = vec![
+        "id",
+        "obs_type",
+        "title",
+        "captures",
+        "valid",
+        "grounded",
+        "ratio",
+        "title_score",
+    ];
+    columns.extend(qag);
+    columns.push("faults");
+    io.listing(&scores, &columns)?;
+    let mut columns = vec![
+        "set",
+        "observations",
+        "valid",
+        "grounded",
+        "ratio",
+        "ratio_mean",
+        "title_score",
+        "title_pass",
+        "clean",
+    ];
+    if a.qag {
+        columns.push("qag_judged");
+    }
+    columns.extend(qag);
+    io.listing(&[report], &columns)?;
     Ok(Outcome::Ok)
 }
 
