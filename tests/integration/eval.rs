@@ -97,6 +97,17 @@ fn compression_scores_the_fixture_observations_against_their_captures() {
     assert_eq!(r["title_score"], 1.0);
     assert_eq!(r["faults"], serde_json::json!([]));
     // A piece of a long turn titled after the bead: no action first, 5 of 6 checks.
+    // A listing whose response was dropped after 7 days: raw tokens as the compressor counted
+    // them (tokens_raw), not the input that is left.
+    let r = by_title(&recs, "Run ls -la /home/user/project/");
+    assert_eq!(r["raw_dropped"], true);
+    let id42 = r["id"].as_i64().unwrap();
+    assert_eq!(
+        r["raw_tokens"].as_i64(),
+        Some(env.count(&format!(
+            "SELECT tokens_raw FROM observations WHERE id = {id42}"
+        )))
+    );
     let r = by_title(&recs, "Work on bead spotter-fum (app.js)");
     assert_eq!(r["title_score"], 0.833);
     assert_eq!(r["faults"], serde_json::json!(["title: no action"]));

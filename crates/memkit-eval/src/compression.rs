@@ -43,8 +43,11 @@ pub struct Score {
     /// Share of the files it names (modified and read) that its captures touched; 1 when it
     /// names none.
     pub grounded: f64,
-    /// Estimated tokens of the captures' payloads as stored.
+    /// Estimated tokens of the captures' payloads as stored; when their raw responses were
+    /// dropped (MEM_RAW_RESPONSE_DAYS), the count the compressor made before (`raw_dropped`).
     pub raw_tokens: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub raw_dropped: bool,
     /// Estimated tokens of the observation's text (title, summary, detail, facts).
     pub compressed_tokens: u64,
     /// raw_tokens / compressed_tokens.
@@ -169,10 +172,19 @@ pub fn score(id: i64, o: &Observation, sources: &[Source]) -> Score {
             }
         }
     }
-    let raw: u64 = sources
+    // A capture whose response is gone no longer says how long it was; the compressor counted
+    // it while it was whole.
+    let raw_dropped = sources
         .iter()
-        .map(|s| tokens::estimate(&s.payload) as u64)
-        .sum();
+        .any(|s| s.payload.contains("\"tool_response_dropped_at\""));
+    let raw: u64 = if raw_dropped {
+        o.tokens_raw
+    } else {
+        sources
+            .iter()
+            .map(|s| tokens::estimate(&s.payload) as u64)
+            .sum()
+    };
     let compressed = tokens::estimate(&text_of(o)) as u64;
     let title_faults = crate::title::faults(&o.title);
     faults.extend(title_faults.iter().map(|f| format!("title: {f}")));
@@ -192,6 +204,7 @@ pub fn score(id: i64, o: &Observation, sources: &[Source]) -> Score {
             r3(found as f64 / named as f64)
         },
         raw_tokens: raw,
+        raw_dropped,
         compressed_tokens: compressed,
         ratio: r3(raw as f64 / compressed.max(1) as f64),
         title_score: r3(crate::title::score(&o.title)),

@@ -48,7 +48,8 @@ made from (observation_sources, pending_queue), with deterministic checks only. 
 summary and session present and the type one of decision, bugfix, feature, refactor, discovery,
 change. grounded: the share of the files it names (files_modified and files_read) that its captures
 touched (1 when it names none). ratio: the estimated tokens of the captures' payloads over those of
-the observation's text (title, summary, detail, facts). title_score: the share of the title rubric's
+the observation's text (title, summary, detail, facts); once the captures' raw responses were dropped
+(MEM_RAW_RESPONSE_DAYS) the raw count is the one the compressor made (raw_dropped). title_score: the share of the title rubric's
 checks passed: 3-15 words, nothing cut, no trailing period, an action first, no raw prompt behind a
 "Verb:" label, a file, command or component named. Printed: one eval_compression record per
 observation (id, obs_type, title, captures, valid, grounded, raw_tokens, compressed_tokens, ratio,
