@@ -338,3 +338,91 @@ fn qag_judges_with_the_llm_backend_and_stops_at_the_daily_cap() {
     assert_eq!(recs[3]["qag_judged"], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("the judge stopped"));
 }
+
+#[test]
+fn benchmark_replays_the_captures_through_two_backends_in_scratch_copies() {
+    use crate::compress::{Mock, anthropic_reply, obs_json};
+    let mock = Mock::start(std::time::Duration::ZERO, |n, _| {
+        (200, anthropic_reply(&obs_json(n, &[]), 100, 50))
+    });
+    let env = fixture_store()
+        .set("MEM_LLM_URL", &mock.url)
+        .set("MEM_LLM_PROMPT_TOKENS", "10000000");
+    let work = env.dir.path().join("work");
+    let w = work.to_str().unwrap();
+    // A backend that cannot run is refused before any work.
+    let out = env.run(
+        "mem-eval",
+        &[
+            "benchmark",
+            "--a",
+            "heuristic",
+            "--b",
+            "anthropic",
+            "--work",
+            w,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+    let env = env.set("ANTHROPIC_API_KEY", "test-key");
+    let (_, stored) = compression(&env, &[]);
+    let observations = env.count("SELECT count(*) FROM observations");
+    let before: Vec<(i64, String)> = env.pairs("SELECT id, status FROM pending_queue ORDER BY id");
+    let out = env.ok(
+        "mem-eval",
+        &[
+            "benchmark",
+            "--a",
+            "heuristic",
+            "--b",
+            "anthropic",
+            "--work",
+            w,
+        ],
+        b"",
+    );
+    let sides = jsonl(&out);
+    assert_eq!(sides.len(), 2, "{}", show(&out));
+    let (a, b) = (&sides[0], &sides[1]);
+    eprintln!("benchmark on the fixtures:\n{a}\n{b}");
+    assert_eq!(
+        (a["side"].as_str(), a["backend"].as_str()),
+        (Some("a"), Some("heuristic"))
+    );
+    assert_eq!(
+        (a["set"].as_str(), b["backend"].as_str()),
+        (Some("benchmark"), Some("anthropic"))
+    );
+    // The heuristic replayed makes what it made the first time.
+    for k in [
+        "observations",
+        "valid",
+        "grounded",
+        "title_score",
+        "title_pass",
+    ] {
+        assert_eq!(a[k], stored[k], "{k}");
+    }
+    assert_eq!(a["llm_calls"], 0);
+    // The mock's titles ("Mock observation number 3 for testing") start with no action and
+    // name nothing: 4 of 6 checks.
+    assert_eq!(b["llm_calls"].as_u64(), Some(mock.calls() as u64));
+    assert!(mock.calls() > 10);
+    assert_eq!(b["title_score"], 0.667);
+    assert_eq!(b["tokens_in"].as_u64(), Some(100 * mock.calls() as u64));
+    // The user's memory is as it was, but for the LLM calls booked against its daily cap.
+    assert_eq!(env.count("SELECT count(*) FROM observations"), observations);
+    let after: Vec<(i64, String)> = env.pairs("SELECT id, status FROM pending_queue ORDER BY id");
+    assert_eq!(after, before);
+    assert_eq!(
+        env.count("SELECT count(*) FROM event_log WHERE event = 'llm_call'"),
+        mock.calls() as i64
+    );
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "scratch copies left"
+    );
+}

@@ -4,6 +4,7 @@
 //! against the captures they came from. `health`: the checks of a memory's state that
 //! `mem-eval health` (and a future `mem status`/`mem doctor`) report. `title`: the title rubric.
 
+pub mod benchmark;
 pub mod compression;
 pub mod context;
 pub mod health;

@@ -28,6 +28,10 @@ pub const TOOL: super::Tool = super::Tool {
             "The observations that fail a check, and why.",
         ),
         (
+            "mem-eval benchmark --a heuristic --b anthropic --format table",
+            "What the Anthropic backend would make of the same captures, beside the heuristic.",
+        ),
+        (
             "mem-eval health --days 14 || echo 'memkit needs attention'",
             "The state of the memory over two weeks; exit 1 names each problem.",
         ),
@@ -74,6 +78,15 @@ pipeline run started and what it logged. problems names what needs doing: captur
 index that differs from or is older than the database, observations without a vector. Exit 0 when
 there is none, 1 otherwise (each problem also on stderr).
 
+benchmark: the captures of the memory are compressed again by --a, then by --b, each in a scratch
+copy of the database (made with the consistency of mem backup, its queue reset, observations and
+summaries deleted; the user's config.toml applies), and each result is scored as compression scores
+it. Printed: one eval record (set benchmark) per side with the compression means, the backend and
+model, llm_calls, tokens_in, tokens_out, fallbacks (chunks the heuristic took over), merged and
+elapsed_ms. The LLM calls are booked in the user's event_log, so MEM_LLM_DAILY_TOKENS holds across
+both sides and the pipeline. Captures whose raw responses were dropped (MEM_RAW_RESPONSE_DAYS) are
+replayed without them. The scratch copies are deleted unless --keep is given.
+
 retrieval: the corpus ({id, scope, text, title?, date?, tags?} per line) is imported into a scratch
 memory as notes (what mem-capture --notes does: id kept, scope as the project, date as created_at),
 compressed, embedded with --model (vectors are cached in WORK/embedding-cache.db, so a corpus is
@@ -103,6 +116,8 @@ pub enum What {
     Compression(CompressionArgs),
     /// Report the state of the memory; exit 1 naming each problem.
     Health(HealthArgs),
+    /// Compress the memory's captures again with two backends, in scratch copies, and score both.
+    Benchmark(BenchmarkArgs),
     /// Score search on a retrieval set (corpus, queries, relevance judgements).
     Retrieval(RetrievalArgs),
     /// Replay transcripts: does the SessionStart block name the files each session then edits?
@@ -124,6 +139,22 @@ pub struct CompressionArgs {
     /// generation; its calls count against MEM_LLM_DAILY_TOKENS.
     #[arg(long)]
     pub qag: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchmarkArgs {
+    /// The first backend (heuristic, anthropic, openai, claude-cli).
+    #[arg(long = "a", value_name = "BACKEND")]
+    pub a: String,
+    /// The second backend.
+    #[arg(long = "b", value_name = "BACKEND")]
+    pub b: String,
+    /// Scratch copies [default: ~/.cache/memkit/eval].
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    /// Keep the scratch copies and print their paths.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -197,6 +228,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match args.what {
         What::Compression(a) => compression_run(a, io),
         What::Health(a) => health_run(a, io),
+        What::Benchmark(a) => benchmark_run(a, io),
         What::Retrieval(a) => retrieval_run(a, io),
         What::Context(a) => context_run(a, io),
     }
@@ -295,6 +327,41 @@ fn compression_run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
     }
     columns.extend(qag);
     io.listing(&[report], &columns)?;
+    Ok(Outcome::Ok)
+}
+
+fn benchmark_run(a: BenchmarkArgs, io: &mut Io) -> Result<Outcome> {
+    let Some((home, cfg, conn)) = open_store(io)? else {
+        return Ok(Outcome::NothingFound);
+    };
+    drop(conn);
+    let opts = memkit_eval::benchmark::Options {
+        work: a.work.clone().unwrap_or_else(retrieval::default_work),
+        keep: a.keep,
+    };
+    let (sides, kept) = memkit_eval::benchmark::run(&home, &cfg, &a.a, &a.b, &opts)?;
+    for d in &kept {
+        io.warn(format!("scratch copy kept: MEM_HOME={}", d.display()));
+    }
+    io.listing(
+        &sides,
+        &[
+            "side",
+            "backend",
+            "observations",
+            "valid",
+            "grounded",
+            "ratio",
+            "title_score",
+            "title_pass",
+            "clean",
+            "llm_calls",
+            "tokens_in",
+            "tokens_out",
+            "fallbacks",
+            "elapsed_ms",
+        ],
+    )?;
     Ok(Outcome::Ok)
 }
 

@@ -201,3 +201,61 @@ pub fn last_changes(conn: &Connection) -> Result<(Option<String>, Option<String>
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
 }
+
+/// Puts every capture back in the queue as if never compressed, and forgets what compression
+/// made from them (observations, their links and vectors, session summaries): for a replay in a
+/// scratch copy (`mem-eval benchmark`), never the user's database.
+pub fn reset_for_replay(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "DELETE FROM observation_sources;
+         DELETE FROM embeddings WHERE owner_kind IN ('observation', 'session');
+         DELETE FROM observations;
+         UPDATE sessions SET summary = NULL, key_files = NULL, key_decisions = NULL,
+                summary_obs_id = NULL, summarized_at = NULL;
+         UPDATE pending_queue SET status = 'raw', attempts = 0, next_attempt_at = NULL,
+                last_error = NULL, skip_reason = NULL, claimed_by = NULL, claimed_at = NULL;",
+    )?;
+    Ok(())
+}
+
+/// The largest event_log id (0 when empty).
+pub fn last_event_id(conn: &Connection) -> Result<i64> {
+    Ok(
+        conn.query_row("SELECT coalesce(max(id), 0) FROM event_log", [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+/// The `llm_call` rows after event id `after`: (ts, session_id, tool_name, level, detail).
+pub type EventRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+pub fn llm_calls_after(conn: &Connection, after: i64) -> Result<Vec<EventRow>> {
+    let mut st = conn.prepare(
+        "SELECT ts, session_id, tool_name, level, detail FROM event_log
+         WHERE event = 'llm_call' AND id > ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([after], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Books `llm_call` rows made elsewhere (a scratch copy) with their own times, so they count
+/// against this database's daily cap.
+pub fn book_llm_calls(conn: &Connection, rows: &[EventRow]) -> Result<()> {
+    let mut st = conn.prepare(
+        "INSERT INTO event_log (ts, session_id, event, tool_name, level, detail)
+         VALUES (?1, ?2, 'llm_call', ?3, ?4, ?5)",
+    )?;
+    for (ts, session, tool, level, detail) in rows {
+        st.execute(params![ts, session, tool, level, detail])?;
+    }
+    Ok(())
+}
