@@ -3,6 +3,8 @@
 //! textbook BM25 over the same text in the same run. `compression`: stored observations scored
 //! against the captures they came from. `health`: the checks of a memory's state that
 //! `mem-eval health` (and a future `mem status`/`mem doctor`) report. `title`: the title rubric.
+//! `qag`: an LLM judge of observations (`compression --qag`). `benchmark`: two backends compared
+//! on the same captures, each in a scratch copy.
 
 pub mod benchmark;
 pub mod compression;
