@@ -7,6 +7,7 @@ mod compress;
 mod context;
 mod e2e;
 mod embed;
+mod eval;
 mod install;
 mod pipeline;
 mod records;

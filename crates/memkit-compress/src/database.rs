@@ -167,6 +167,18 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     drop(comp);
     let dropped = drop_raw(cfg, &conn, raw_days)?;
     counts.insert("raw_dropped".into(), dropped as u64);
+    // The run's counts outlive its summary record (the pipeline discards it): mem-eval health
+    // reads the dedup rate from them.
+    if counts["captures"] > 0 {
+        store::events::log(
+            &conn,
+            None,
+            "compress_run",
+            None,
+            "info",
+            Some(&serde_json::to_value(&counts)?),
+        )?;
+    }
     Ok(Done {
         observations: recs,
         counts,

@@ -1,12 +1,16 @@
 //! mem-eval: measurement built in. `retrieval` scores memkit's search on a retrieval set beside
-//! a textbook BM25 over the same text, in the same run.
+//! a textbook BM25 over the same text, in the same run; `context` replays transcripts;
+//! `compression` scores stored observations against their captures; `health` reports the state
+//! of the memory and exits 1 naming what needs doing.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cli::{Common, Io, Outcome};
+use crate::cli::{Common, Format, Io, Outcome};
+use crate::config::{self, Config};
+use crate::store;
 use crate::{Error, Result};
 use memkit_eval::retrieval::{self, Set};
 
@@ -15,6 +19,22 @@ pub const TOOL: super::Tool = super::Tool {
     command: || Args::command(),
     details: DETAILS,
     examples: &[
+        (
+            "mem-eval compression --since 2026-11-01 --project spotter",
+            "Score the observations of a project made since a day against their captures.",
+        ),
+        (
+            "mem-eval compression | jq -r 'select(.faults | length > 0) | \"#\\(.id) \\(.faults)\"'",
+            "The observations that fail a check, and why.",
+        ),
+        (
+            "mem-eval benchmark --a heuristic --b anthropic --format table",
+            "What the Anthropic backend would make of the same captures, beside the heuristic.",
+        ),
+        (
+            "mem-eval health --days 14 || echo 'memkit needs attention'",
+            "The state of the memory over two weeks; exit 1 names each problem.",
+        ),
         (
             "mem-eval retrieval tests/fixtures/retrieval/musique-mini",
             "Every retriever on a set (corpus.jsonl, queries.jsonl, qrels.tsv in one directory).",
@@ -27,6 +47,46 @@ pub const TOOL: super::Tool = super::Tool {
 };
 
 const DETAILS: &str = r#"
+compression: each stored observation (manual notes left out) is scored against the captures it was
+made from (observation_sources, pending_queue), with deterministic checks only. valid: title,
+summary and session present and the type one of decision, bugfix, feature, refactor, discovery,
+change. grounded: the share of the files it names (files_modified and files_read) that its captures
+touched (1 when it names none). ratio: the estimated tokens of the captures' payloads over those of
+the observation's text (title, summary, detail, facts); once the captures' raw responses were dropped
+(MEM_RAW_RESPONSE_DAYS) the raw count is the one the compressor made (raw_dropped). title_score: the share of the title rubric's
+checks passed: 3-15 words, nothing cut, no trailing period, an action first, no raw prompt behind a
+"Verb:" label, a file, command or component named. Printed: one eval_compression record per
+observation (id, obs_type, title, captures, valid, grounded, raw_tokens, compressed_tokens, ratio,
+title_score, faults), then an eval record (set compression) with the means; ratio there is the
+total raw over the total compressed, ratio_mean the mean of the observations' ratios. Exit 1 when no
+observation matches. --qag adds an LLM judge (the MEM_LLM backend, one call per observation with
+the observation and up to ~6,000 tokens of its captures): it writes yes/no questions the captures
+answer and says which the observation answers (qag_coverage), and lists the observation's claims
+with whether the captures support them (qag_alignment); qag_error says why an observation has no
+verdict. Judge calls are logged in event_log (llm_call, purpose judge) and count against
+MEM_LLM_DAILY_TOKENS: once it is spent the judge stops and says so; the summary gives qag_judged
+and the means.
+
+health: one health record: captures per UTC day and LLM calls, failed calls and tokens per day over
+--days (today included), queue rows per status and the errors per class of their last error, the
+tokens spent today against MEM_LLM_DAILY_TOKENS, the compression ratio (raw over compressed tokens,
+all observations), the dedup rate (observations merged into an earlier one by the compression runs
+of the period), the embedding model in use (the newest vectors', else MEM_EMBED_MODEL) and the
+observations without its vector, each index as mem-index --check sees it and whether the database
+changed after the indexes were last updated, the sizes of the database and the indexes, when the last
+pipeline run started and what it logged. problems names what needs doing: captures in error, an
+index that differs from or is older than the database, observations without a vector. Exit 0 when
+there is none, 1 otherwise (each problem also on stderr).
+
+benchmark: the captures of the memory are compressed again by --a, then by --b, each in a scratch
+copy of the database (made with the consistency of mem backup, its queue reset, observations and
+summaries deleted; the user's config.toml applies), and each result is scored as compression scores
+it. Printed: one eval record (set benchmark) per side with the compression means, the backend and
+model, llm_calls, tokens_in, tokens_out, fallbacks (chunks the heuristic took over), merged and
+elapsed_ms. The LLM calls are booked in the user's event_log, so MEM_LLM_DAILY_TOKENS holds across
+both sides and the pipeline. Captures whose raw responses were dropped (MEM_RAW_RESPONSE_DAYS) are
+replayed without them. The scratch copies are deleted unless --keep is given.
+
 retrieval: the corpus ({id, scope, text, title?, date?, tags?} per line) is imported into a scratch
 memory as notes (what mem-capture --notes does: id kept, scope as the project, date as created_at),
 compressed, embedded with --model (vectors are cached in WORK/embedding-cache.db, so a corpus is
@@ -52,10 +112,56 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum What {
+    /// Score stored observations against the captures they came from.
+    Compression(CompressionArgs),
+    /// Report the state of the memory; exit 1 naming each problem.
+    Health(HealthArgs),
+    /// Compress the memory's captures again with two backends, in scratch copies, and score both.
+    Benchmark(BenchmarkArgs),
     /// Score search on a retrieval set (corpus, queries, relevance judgements).
     Retrieval(RetrievalArgs),
     /// Replay transcripts: does the SessionStart block name the files each session then edits?
     Context(ContextArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompressionArgs {
+    /// Score the newest N observations only.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Observations made on or after DATE (YYYY-MM-DD or an ISO datetime).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Observations of one project (its name or root path).
+    #[arg(long, value_name = "P")]
+    pub project: Option<String>,
+    /// Also have the LLM backend (MEM_LLM) judge each observation by question-answer
+    /// generation; its calls count against MEM_LLM_DAILY_TOKENS.
+    #[arg(long)]
+    pub qag: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchmarkArgs {
+    /// The first backend (heuristic, anthropic, openai, claude-cli).
+    #[arg(long = "a", value_name = "BACKEND")]
+    pub a: String,
+    /// The second backend.
+    #[arg(long = "b", value_name = "BACKEND")]
+    pub b: String,
+    /// Scratch copies [default: ~/.cache/memkit/eval].
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    /// Keep the scratch copies and print their paths.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HealthArgs {
+    /// Days the per-day figures cover, today included.
+    #[arg(long, value_name = "N", default_value_t = 7)]
+    pub days: u32,
 }
 
 #[derive(Debug, clap::Args)]
@@ -120,9 +226,190 @@ pub struct RetrievalArgs {
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match args.what {
+        What::Compression(a) => compression_run(a, io),
+        What::Health(a) => health_run(a, io),
+        What::Benchmark(a) => benchmark_run(a, io),
         What::Retrieval(a) => retrieval_run(a, io),
         What::Context(a) => context_run(a, io),
     }
+}
+
+/// The database of the data home, or `None` (said on stderr) when nothing is stored yet.
+fn open_store(io: &Io) -> Result<Option<(std::path::PathBuf, Config, rusqlite::Connection)>> {
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    match store::open_if_present(&cfg.db_path())? {
+        Some(conn) => Ok(Some((home, cfg, conn))),
+        None => {
+            io.no_memories(&cfg.db_path());
+            Ok(None)
+        }
+    }
+}
+
+fn compression_run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
+    let since = match &a.since {
+        Some(s) => Some(
+            store::parse_time(s)
+                .ok_or_else(|| Error::Usage(format!("--since {s:?}: {}", store::DATE_HINT)))?,
+        ),
+        None => None,
+    };
+    if a.limit == Some(0) {
+        return Err(Error::Usage("--limit takes a number above 0".into()));
+    }
+    let Some((_, cfg, conn)) = open_store(io)? else {
+        return Ok(Outcome::NothingFound);
+    };
+    let sel = memkit_core::store::stats::Selection {
+        since,
+        project: a.project.clone(),
+        limit: a.limit,
+    };
+    let mut judge = None;
+    if a.qag {
+        let (b, warning) = crate::llm::Backend::from_config(&cfg, None)?;
+        if b.kind == crate::llm::Kind::Heuristic {
+            return Err(Error::Usage(format!(
+                "--qag needs an LLM backend: set MEM_LLM to anthropic, openai or claude-cli{}",
+                warning.map(|w| format!(" ({w})")).unwrap_or_default()
+            )));
+        }
+        let cap = cfg.get_num("llm_daily_tokens")?;
+        judge = Some(memkit_eval::qag::Judge::new(b, cap, &conn)?);
+    }
+    let (scores, report) = memkit_eval::compression::run(&conn, &sel, judge.as_mut())?;
+    if let Some(j) = &judge {
+        if let Some(why) = &j.stopped {
+            io.warn(format!("the judge stopped: {why}"));
+        }
+        io.info(format!(
+            "judge: {} calls, {} tokens spent today",
+            j.calls, j.spent
+        ));
+    }
+    if scores.is_empty() {
+        io.warn("no compressed observation matches");
+        return Ok(Outcome::NothingFound);
+    }
+    // The judge's columns only when it judged.
+    let qag: &[&str] = if a.qag {
+        &["qag_coverage", "qag_alignment"]
+    } else {
+        &[]
+    };
+    let mut columns = vec![
+        "id",
+        "obs_type",
+        "title",
+        "captures",
+        "valid",
+        "grounded",
+        "ratio",
+        "title_score",
+    ];
+    columns.extend(qag);
+    columns.push("faults");
+    io.listing(&scores, &columns)?;
+    let mut columns = vec![
+        "set",
+        "observations",
+        "valid",
+        "grounded",
+        "ratio",
+        "ratio_mean",
+        "title_score",
+        "title_pass",
+        "clean",
+    ];
+    if a.qag {
+        columns.push("qag_judged");
+    }
+    columns.extend(qag);
+    io.listing(&[report], &columns)?;
+    Ok(Outcome::Ok)
+}
+
+fn benchmark_run(a: BenchmarkArgs, io: &mut Io) -> Result<Outcome> {
+    let Some((home, cfg, conn)) = open_store(io)? else {
+        return Ok(Outcome::NothingFound);
+    };
+    drop(conn);
+    let opts = memkit_eval::benchmark::Options {
+        work: a.work.clone().unwrap_or_else(retrieval::default_work),
+        keep: a.keep,
+    };
+    let (sides, kept) = memkit_eval::benchmark::run(&home, &cfg, &a.a, &a.b, &opts)?;
+    for d in &kept {
+        io.warn(format!("scratch copy kept: MEM_HOME={}", d.display()));
+    }
+    io.listing(
+        &sides,
+        &[
+            "side",
+            "backend",
+            "observations",
+            "valid",
+            "grounded",
+            "ratio",
+            "title_score",
+            "title_pass",
+            "clean",
+            "llm_calls",
+            "tokens_in",
+            "tokens_out",
+            "fallbacks",
+            "elapsed_ms",
+        ],
+    )?;
+    Ok(Outcome::Ok)
+}
+
+fn health_run(a: HealthArgs, io: &mut Io) -> Result<Outcome> {
+    if a.days == 0 {
+        return Err(Error::Usage("--days takes a number above 0".into()));
+    }
+    let Some((home, cfg, conn)) = open_store(io)? else {
+        return Ok(Outcome::NothingFound);
+    };
+    let h = memkit_eval::health::check(&home, &cfg, &conn, a.days)?;
+    match io.format() {
+        Format::Jsonl | Format::Json => io.record(&h)?,
+        fmt => {
+            // One row per figure: the record's fields, nested ones as compact JSON.
+            let v = serde_json::to_value(&h)?;
+            let rows: Vec<Vec<String>> = v
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| !matches!(k.as_str(), "type" | "v"))
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        serde_json::Value::Null => "-".into(),
+                        serde_json::Value::Array(a) if k == "problems" || k == "pipeline_log" => a
+                            .iter()
+                            .filter_map(|x| x.as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                        v => v.to_string(),
+                    };
+                    vec![k.clone(), text]
+                })
+                .collect();
+            io.out
+                .write_all(crate::cli::render_table(&["figure", "value"], &rows, fmt).as_bytes())?;
+        }
+    }
+    if h.problems.is_empty() {
+        return Ok(Outcome::Ok);
+    }
+    if !io.quiet {
+        for p in &h.problems {
+            eprintln!("{}: problem: {p}", io.prog);
+        }
+    }
+    Ok(Outcome::NothingFound)
 }
 
 fn context_run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {

@@ -11,6 +11,7 @@ pub mod observations;
 pub mod projects;
 pub mod queue;
 pub mod sessions;
+pub mod stats;
 
 use std::cell::Cell;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

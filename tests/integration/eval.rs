@@ -1,0 +1,428 @@
+//! `mem-eval compression` and `mem-eval health` on the fixture transcripts, captured and
+//! compressed by the real binaries (heuristic), with problems planted in copies of the store.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::{Env, fixtures, jsonl, show};
+
+/// The fixture transcripts captured, compressed (heuristic) and indexed.
+fn fixture_store() -> Env {
+    let env = Env::new();
+    let tr = fixtures().join("transcripts");
+    env.ok(
+        "mem-capture",
+        &["-q", "--transcripts", tr.to_str().unwrap()],
+        b"",
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    env.ok("mem-index", &["-q"], b"");
+    env
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A new environment holding a copy of `env`'s data home.
+fn copy_of(env: &Env) -> Env {
+    let c = Env::new();
+    copy_dir(&env.home(), &c.home());
+    c
+}
+
+/// The eval_compression records by title, and the summary record.
+fn compression(env: &Env, args: &[&str]) -> (Vec<Value>, Value) {
+    let mut a = vec!["compression"];
+    a.extend_from_slice(args);
+    let out = env.ok("mem-eval", &a, b"");
+    let mut recs = jsonl(&out);
+    let summary = recs.pop().unwrap();
+    assert_eq!(summary["type"], "eval", "{}", show(&out));
+    assert_eq!(summary["set"], "compression");
+    assert!(recs.iter().all(|r| r["type"] == "eval_compression"));
+    (recs, summary)
+}
+
+fn by_title<'a>(recs: &'a [Value], title: &str) -> &'a Value {
+    recs.iter()
+        .find(|r| r["title"] == title)
+        .unwrap_or_else(|| panic!("no observation {title:?}"))
+}
+
+#[test]
+fn compression_scores_the_fixture_observations_against_their_captures() {
+    let env = fixture_store();
+    let (recs, s) = compression(&env, &[]);
+    let scored = env.count(
+        "SELECT count(*) FROM observations o WHERE is_manual = 0
+         AND EXISTS (SELECT 1 FROM observation_sources s WHERE s.observation_id = o.id)",
+    );
+    assert_eq!(recs.len() as i64, scored);
+    assert_eq!(s["observations"].as_i64(), Some(scored));
+    eprintln!("compression on the fixtures: {s}");
+    // The heuristic names only files its captures touched, and fills every field.
+    assert_eq!(
+        (s["valid"].as_f64(), s["grounded"].as_f64()),
+        (Some(1.0), Some(1.0))
+    );
+    assert!(s["ratio"].as_f64().unwrap() > 10.0, "{s}");
+    assert!(s["title_pass"].as_f64().unwrap() >= 0.85, "{s}");
+    // "Start phoenix in background": a failed `mix phx.server` and its output, 2 captures.
+    let r = by_title(&recs, "Run mix phx.server (failed)");
+    let id = r["id"].as_i64().unwrap();
+    assert_eq!(
+        r["captures"].as_i64(),
+        Some(env.count(&format!(
+            "SELECT count(*) FROM observation_sources WHERE observation_id = {id}"
+        )))
+    );
+    assert_eq!(r["captures"], 2);
+    // Recorded token estimates; the ratio by hand: 368 / 68 = 5.412.
+    assert_eq!(
+        (r["raw_tokens"].as_u64(), r["compressed_tokens"].as_u64()),
+        (Some(368), Some(68))
+    );
+    assert_eq!(r["ratio"], 5.412);
+    assert_eq!(r["title_score"], 1.0);
+    assert_eq!(r["faults"], serde_json::json!([]));
+    // A piece of a long turn titled after the bead: no action first, 5 of 6 checks.
+    // A listing whose response was dropped after 7 days: raw tokens as the compressor counted
+    // them (tokens_raw), not the input that is left.
+    let r = by_title(&recs, "Run ls -la /home/user/project/");
+    assert_eq!(r["raw_dropped"], true);
+    let id42 = r["id"].as_i64().unwrap();
+    assert_eq!(
+        r["raw_tokens"].as_i64(),
+        Some(env.count(&format!(
+            "SELECT tokens_raw FROM observations WHERE id = {id42}"
+        )))
+    );
+    let r = by_title(&recs, "Work on bead spotter-fum (app.js)");
+    assert_eq!(r["title_score"], 0.833);
+    assert_eq!(r["faults"], serde_json::json!(["title: no action"]));
+
+    // Planted: a raw prompt as the title and a file read no capture touched.
+    let ghost = "/nowhere/ghost.js";
+    env.db()
+        .execute(
+            "UPDATE observations SET title = 'Fix: Are you sure the HTML is the issue (index.html)',
+             files_read = json_insert(files_read, '$[#]', ?1) WHERE id = ?2",
+            rusqlite::params![ghost, id],
+        )
+        .unwrap();
+    let (recs, s) = compression(&env, &["--project", "spotter"]);
+    assert!(
+        recs.iter()
+            .all(|r| r["project"] == "/home/marco/projects/spotter")
+    );
+    let weak = recs.iter().find(|r| r["id"] == id).unwrap();
+    // One file read was touched (the project directory), the ghost was not: 1 of 2.
+    assert_eq!(weak["grounded"], 0.5);
+    assert_eq!(
+        weak["faults"],
+        serde_json::json!([
+            format!("ungrounded files_read {ghost}"),
+            "title: raw prompt"
+        ])
+    );
+    let good = by_title(&recs, "Start phoenix in background (mix phx.server)");
+    assert!(
+        weak["title_score"].as_f64() < good["title_score"].as_f64(),
+        "{weak} {good}"
+    );
+    assert!(s["grounded"].as_f64().unwrap() < 1.0);
+
+    // --limit takes the newest, --since filters by day; nothing matching is exit 1.
+    let (recs, s) = compression(&env, &["--limit", "3"]);
+    let ids: Vec<i64> = recs.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    let max = env.count("SELECT max(id) FROM observations WHERE is_manual = 0");
+    assert_eq!(ids, [max - 2, max - 1, max]);
+    assert_eq!(s["observations"], 3);
+    let out = env.run("mem-eval", &["compression", "--since", "2999-01-01"], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let out = env.run("mem-eval", &["compression", "--since", "last tuesday"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--since"));
+    let out = env.ok("mem-eval", &["compression", "--format", "table"], b"");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("title_score") && table.contains("Run ls -la"),
+        "{table}"
+    );
+}
+
+/// `mem-eval health`: its exit status, its record, and the problems it named on stderr.
+fn health(env: &Env) -> (Option<i32>, Value, String) {
+    let out = env.run("mem-eval", &["health"], b"");
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 1, "{}", show(&out));
+    (
+        out.status.code(),
+        recs[0].clone(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn health_passes_a_healthy_store_and_names_each_planted_problem() {
+    let env = fixture_store();
+    let (code, h, err) = health(&env);
+    assert_eq!(code, Some(0), "{h}\n{err}");
+    assert_eq!(h["type"], "health");
+    assert_eq!(h["problems"], serde_json::json!([]));
+    let queued = env.count("SELECT count(*) FROM pending_queue");
+    assert_eq!(h["queue"]["done"].as_i64(), Some(queued));
+    assert_eq!(
+        h["observations"].as_i64(),
+        Some(env.count("SELECT count(*) FROM observations WHERE is_manual = 0"))
+    );
+    assert!(h["compression_ratio"].as_f64().unwrap() > 1.0);
+    // The compression run of today was logged: its merges give the dedup rate.
+    assert!(h["dedup_rate"].as_f64().is_some(), "{h}");
+    assert_eq!(h["indexes"][0]["index"], "bm25");
+    assert_eq!(h["indexes"][0]["missing"], 0);
+    assert!(h["database_bytes"].as_u64().unwrap() > 0 && h["index_bytes"].as_u64().unwrap() > 0);
+    assert!(h["embedding_model"].is_null());
+    let out = env.ok("mem-eval", &["health", "--format", "table"], b"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("compression_ratio"));
+
+    // A capture the LLM failed on.
+    let e = copy_of(&env);
+    e.db()
+        .execute(
+            "UPDATE pending_queue SET status = 'error', last_error = 'HTTP 500: overloaded'
+             WHERE id = (SELECT min(id) FROM pending_queue)",
+            [],
+        )
+        .unwrap();
+    let (code, h, err) = health(&e);
+    assert_eq!(code, Some(1), "{h}");
+    assert_eq!(h["queue_errors"]["HTTP 500"], 1);
+    assert!(
+        err.contains("problem: queue: 1 captures in error (HTTP 500 ×1)"),
+        "{err}"
+    );
+    assert_eq!(h["problems"].as_array().unwrap().len(), 1, "{h}");
+
+    // An observation changed after the last index run: the keys match, the index is old.
+    let e = copy_of(&env);
+    e.db()
+        .execute(
+            "UPDATE observations SET title = title || ' again',
+             updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 second')
+             WHERE id = (SELECT min(id) FROM observations)",
+            [],
+        )
+        .unwrap();
+    let (code, h, err) = health(&e);
+    assert_eq!(code, Some(1), "{h}");
+    assert!(
+        err.contains("problem: index older than the database"),
+        "{err}"
+    );
+    assert_eq!(h["problems"].as_array().unwrap().len(), 1, "{h}");
+    assert!(h["index_behind"].is_string());
+    // mem-index brings it up to date: healthy again.
+    e.ok("mem-index", &["-q"], b"");
+    assert_eq!(health(&e).0, Some(0));
+
+    // Vectors of a model for every observation but one, indexed: that one is named.
+    let e = copy_of(&env);
+    e.db()
+        .execute(
+            "INSERT INTO embeddings (owner_kind, owner_id, model, dim, vector, content_hash, created_at)
+             SELECT 'observation', id, 'hash-test', 4, X'0000803F000000000000000000000000', 'h',
+                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             FROM observations WHERE id > (SELECT min(id) FROM observations)",
+            [],
+        )
+        .unwrap();
+    e.ok("mem-index", &["-q"], b"");
+    let (code, h, err) = health(&e);
+    assert_eq!(code, Some(1), "{h}");
+    assert_eq!(h["embedding_model"], "hash-test/4");
+    assert_eq!(h["without_embedding"], 1);
+    assert!(
+        err.contains("problem: embeddings: 1 observations without a vector of hash-test/4"),
+        "{err}"
+    );
+    assert_eq!(h["problems"].as_array().unwrap().len(), 1, "{h}");
+
+    // A model configured and nothing embedded yet: every observation is named.
+    let e = copy_of(&env).set("MEM_EMBED_MODEL", "minilm-l6");
+    let (code, h, err) = health(&e);
+    assert_eq!(code, Some(1), "{h}");
+    let n = env.count("SELECT count(*) FROM observations");
+    assert!(
+        err.contains(&format!(
+            "embeddings: {n} observations without a vector of minilm-l6"
+        )),
+        "{err}"
+    );
+
+    // No database at all: nothing to report, exit 1.
+    let out = Env::new().run("mem-eval", &["health"], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+}
+
+#[test]
+fn qag_judges_with_the_llm_backend_and_stops_at_the_daily_cap() {
+    use crate::compress::{Mock, anthropic_reply};
+    let answer = serde_json::json!({
+        "questions": [{"question": "Was a file edited?", "observation": "yes"},
+                      {"question": "Did a command fail?", "observation": "idk"},
+                      {"question": "Was a test run?", "observation": "yes"}],
+        "claims": [{"claim": "It edited a file", "supported": "yes"},
+                   {"claim": "It deployed", "supported": "no"}]})
+    .to_string();
+    let mock = Mock::start(std::time::Duration::ZERO, move |_, _| {
+        (200, anthropic_reply(&answer, 100, 50))
+    });
+    let heuristic = fixture_store();
+    // Without an LLM backend there is no judge.
+    let out = heuristic.run("mem-eval", &["compression", "--qag"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MEM_LLM"));
+    let env = copy_of(&heuristic)
+        .set("MEM_LLM", "anthropic")
+        .set("MEM_LLM_URL", &mock.url)
+        .set("ANTHROPIC_API_KEY", "test-key");
+    let (recs, s) = compression(&env, &["--qag", "--limit", "3"]);
+    assert_eq!(mock.calls(), 3);
+    // By hand: 2 of 3 questions answered, 1 of 2 claims supported.
+    for r in &recs {
+        assert_eq!(
+            (r["qag_coverage"].as_f64(), r["qag_alignment"].as_f64()),
+            (Some(0.667), Some(0.5)),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        (s["qag_judged"].as_u64(), s["qag_coverage"].as_f64()),
+        (Some(3), Some(0.667))
+    );
+    let seen = mock.seen.lock().unwrap()[0].body.to_string();
+    assert!(
+        seen.contains("You judge") && seen.contains("OBSERVATION") && seen.contains("CAPTURES")
+    );
+    // Each call is booked like compression's: 150 tokens each, purpose judge.
+    assert_eq!(
+        env.count("SELECT coalesce(sum(json_extract(detail, '$.tokens_in') + json_extract(detail, '$.tokens_out')), 0)
+                   FROM event_log WHERE event = 'llm_call' AND json_extract(detail, '$.purpose') = 'judge'"),
+        450
+    );
+    // 450 spent today, a cap of 700: two more calls (600, then 750), then the judge stops.
+    let env = env.set("MEM_LLM_DAILY_TOKENS", "700");
+    let out = env.ok("mem-eval", &["compression", "--qag", "--limit", "3"], b"");
+    assert_eq!(mock.calls(), 5);
+    let recs = jsonl(&out);
+    assert!(
+        recs[2]["qag_error"]
+            .as_str()
+            .unwrap()
+            .contains("daily token cap"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(recs[3]["qag_judged"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the judge stopped"));
+}
+
+#[test]
+fn benchmark_replays_the_captures_through_two_backends_in_scratch_copies() {
+    use crate::compress::{Mock, anthropic_reply, obs_json};
+    let mock = Mock::start(std::time::Duration::ZERO, |n, _| {
+        (200, anthropic_reply(&obs_json(n, &[]), 100, 50))
+    });
+    let env = fixture_store()
+        .set("MEM_LLM_URL", &mock.url)
+        .set("MEM_LLM_PROMPT_TOKENS", "10000000");
+    let work = env.dir.path().join("work");
+    let w = work.to_str().unwrap();
+    // A backend that cannot run is refused before any work.
+    let out = env.run(
+        "mem-eval",
+        &[
+            "benchmark",
+            "--a",
+            "heuristic",
+            "--b",
+            "anthropic",
+            "--work",
+            w,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+    let env = env.set("ANTHROPIC_API_KEY", "test-key");
+    let (_, stored) = compression(&env, &[]);
+    let observations = env.count("SELECT count(*) FROM observations");
+    let before: Vec<(i64, String)> = env.pairs("SELECT id, status FROM pending_queue ORDER BY id");
+    let out = env.ok(
+        "mem-eval",
+        &[
+            "benchmark",
+            "--a",
+            "heuristic",
+            "--b",
+            "anthropic",
+            "--work",
+            w,
+        ],
+        b"",
+    );
+    let sides = jsonl(&out);
+    assert_eq!(sides.len(), 2, "{}", show(&out));
+    let (a, b) = (&sides[0], &sides[1]);
+    eprintln!("benchmark on the fixtures:\n{a}\n{b}");
+    assert_eq!(
+        (a["side"].as_str(), a["backend"].as_str()),
+        (Some("a"), Some("heuristic"))
+    );
+    assert_eq!(
+        (a["set"].as_str(), b["backend"].as_str()),
+        (Some("benchmark"), Some("anthropic"))
+    );
+    // The heuristic replayed makes what it made the first time.
+    for k in [
+        "observations",
+        "valid",
+        "grounded",
+        "title_score",
+        "title_pass",
+    ] {
+        assert_eq!(a[k], stored[k], "{k}");
+    }
+    assert_eq!(a["llm_calls"], 0);
+    // The mock's titles ("Mock observation number 3 for testing") start with no action and
+    // name nothing: 4 of 6 checks.
+    assert_eq!(b["llm_calls"].as_u64(), Some(mock.calls() as u64));
+    assert!(mock.calls() > 10);
+    assert_eq!(b["title_score"], 0.667);
+    assert_eq!(b["tokens_in"].as_u64(), Some(100 * mock.calls() as u64));
+    // The user's memory is as it was, but for the LLM calls booked against its daily cap.
+    assert_eq!(env.count("SELECT count(*) FROM observations"), observations);
+    let after: Vec<(i64, String)> = env.pairs("SELECT id, status FROM pending_queue ORDER BY id");
+    assert_eq!(after, before);
+    assert_eq!(
+        env.count("SELECT count(*) FROM event_log WHERE event = 'llm_call'"),
+        mock.calls() as i64
+    );
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "scratch copies left"
+    );
+}
