@@ -134,6 +134,7 @@ pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Resul
                 break;
             }
         }
+        prune_if_due(home, compress, report);
         checkpoint(home, report);
         drop(lock);
         if rounds >= MAX_ROUNDS || !has_work(compress) {
@@ -145,6 +146,32 @@ pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Resul
 
 /// Copies the WAL into mem.db (under the lock, so no other run's writes compete): hooks skip
 /// that on close, and until it happens the latest captures exist only in mem.db-wal.
+/// Runs mem-prune (found beside mem-compress) once a day: the database records when it last ran.
+fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
+    let path = compress.with_file_name("mem-prune");
+    if !is_executable(&path) {
+        return;
+    }
+    let due = crate::store::open_if_present(&home.join("mem.db")).and_then(|c| match c {
+        Some(c) => crate::store::retention::prune_due(&c, chrono::Utc::now()),
+        None => Ok(false),
+    });
+    match due {
+        Ok(true) => {
+            // A failure is logged by run_stage; it fails no run: tomorrow's tries again.
+            let _ = run_stage(
+                &Stage {
+                    name: "mem-prune",
+                    path,
+                },
+                report,
+            );
+        }
+        Ok(false) => {}
+        Err(e) => report(&format!("mem-prune: {e}")),
+    }
+}
+
 fn checkpoint(home: &Path, report: &mut dyn FnMut(&str)) {
     let db = home.join("mem.db");
     if !db.exists() {

@@ -10,6 +10,7 @@ mod embed;
 mod eval;
 mod install;
 mod pipeline;
+mod privacy;
 mod records;
 mod retrieval;
 mod robust;

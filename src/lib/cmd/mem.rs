@@ -29,6 +29,14 @@ pub const TOOL: super::Tool = super::Tool {
             "A safe copy of the database, taken while sessions run.",
         ),
         (
+            "mem forget --match 'acme-prod-password' --dry-run",
+            "What forgetting every memory that mentions it would delete.",
+        ),
+        (
+            "mem forget --obs o17,o18",
+            "Forget two observations everywhere.",
+        ),
+        (
             "mem completions bash > ~/.local/share/bash-completion/completions/mem",
             "Install bash completions for every tool.",
         ),
@@ -52,6 +60,19 @@ name. MEM_DISABLE=1 makes it a no-op.
 mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
 yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
 can miss the latest captures: restore by copying FILE over mem.db while nothing runs.
+
+mem forget --obs ID… | --session ID | --project P | --match TEXT deletes memories everywhere:
+the observations, the captures they came from (payloads included), their source links, the
+sessions (with --session and --project: whole, with their function map, call graph and
+event_log rows), vectors and the embedding cache entries of the forgotten texts, learnings'
+sources, and event_log rows that hold the text (--match). A session summary that named a
+forgotten observation is emptied, not written again. Then the database is vacuumed and its WAL
+emptied (deleted rows are not left in free pages), and the BM25 and vector indexes are rebuilt
+from what is left. It prints one forgotten record per kind with its row count (a table on a
+terminal); --dry-run deletes nothing and prints the same counts. Observation ids are 17, o17 or
+#17; a session is s17 (its number) or its session id; --match compares ASCII letters in any
+case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own
+transcripts are not touched.
 "#;
 
 /// memkit: a memory for Claude Code. `mem TOOL …` runs `mem-TOOL …`.
@@ -77,6 +98,8 @@ pub enum Cmd {
         /// Where the copy goes (replaced if it exists).
         file: PathBuf,
     },
+    /// Delete memories everywhere (database, vectors, indexes) and say what went.
+    Forget(super::forget::ForgetArgs),
     /// Print shell completions for every tool.
     Completions { shell: clap_complete::Shell },
     /// Write the man pages into a directory (used to refresh man/man1).
@@ -131,7 +154,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 text += &format!("  {:<10} {}\n", r[0], r[1]);
             }
             text += "\nalso: mem help TOOL · mem version · mem completions SHELL · man mem-TOOL\n";
-            text += "upkeep: mem pipeline [--detach] · mem backup FILE\n";
+            text +=
+                "upkeep: mem pipeline [--detach] · mem backup FILE · mem forget … · mem prune\n";
             std::io::Write::write_all(&mut io.out, text.as_bytes())?;
             Ok(Outcome::Ok)
         }
@@ -161,6 +185,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         Some(Cmd::Pipeline(p)) => pipeline(p, io),
         Some(Cmd::Backup { file }) => backup(&file, io),
+        Some(Cmd::Forget(f)) => super::forget::run(f, io),
         Some(Cmd::GenMan { dir }) => {
             write_man_pages(&dir)?;
             Ok(Outcome::Ok)
@@ -175,7 +200,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
-const BUILTINS: &[&str] = &["pipeline", "backup"];
+const BUILTINS: &[&str] = &["pipeline", "backup", "forget"];
 
 /// The path this binary was started by, made absolute, when it was started by a path rather
 /// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory

@@ -6,10 +6,12 @@ pub mod compress;
 pub mod context;
 pub mod embed;
 pub mod eval;
+pub mod forget;
 pub mod index;
 pub mod install;
 pub mod man;
 pub mod mem;
+pub mod prune;
 pub mod report;
 pub mod search;
 
@@ -28,6 +30,7 @@ pub const ALL: &[Tool] = &[
     ast::TOOL,
     report::TOOL,
     eval::TOOL,
+    prune::TOOL,
     install::TOOL,
 ];
 

@@ -5,11 +5,13 @@ mod schema;
 pub mod backup;
 pub mod embeddings;
 pub mod events;
+pub mod forget;
 pub mod functions;
 pub mod learnings;
 pub mod observations;
 pub mod projects;
 pub mod queue;
+pub mod retention;
 pub mod sessions;
 pub mod stats;
 

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-prune", memkit::cmd::prune::run)
+}
