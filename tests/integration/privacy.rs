@@ -354,6 +354,37 @@ fn forget_takes_observation_and_session_ids() {
         );
     }
 
+    // A whole project by its name.
+    let root = "/Users/dain/workspace/JSSoundRecorder";
+    assert!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE project = '{root}'"
+        )) > 0
+    );
+    let out = env.ok("mem", &["forget", "--project", "JSSoundRecorder"], b"");
+    let gone = forgotten(&out);
+    assert!(gone["sessions"] > 0 && gone["projects"] == 1, "{gone:?}");
+    for table in ["sessions", "observations", "pending_queue", "projects"] {
+        let col = if table == "projects" {
+            "full_path"
+        } else {
+            "project"
+        };
+        assert_eq!(
+            env.count(&format!(
+                "SELECT count(*) FROM {table} WHERE {col} = '{root}'"
+            )),
+            0,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        columns_holding(&env, "JSSoundRecorder"),
+        Vec::<String>::new()
+    );
+    let check = env.run("mem-index", &["--check"], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", show(&check));
+
     // Ids that match nothing, and ids that are not ids.
     let none = env.run("mem", &["forget", "--obs", "999999"], b"");
     assert_eq!(none.status.code(), Some(1), "{}", show(&none));

@@ -454,3 +454,77 @@ pub fn scrub(conn: &Connection) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(c: &Connection, sql: &str) -> i64 {
+        c.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// mem-learn's table does not exist yet: one as the design describes it, made by hand.
+    #[test]
+    fn a_forgotten_session_leaves_the_sources_of_learnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = super::super::open(&dir.path().join("mem.db")).unwrap();
+        c.execute_batch(
+            "CREATE TABLE learnings (id INTEGER PRIMARY KEY, category TEXT, content TEXT NOT NULL,
+                 confidence REAL, times_seen INTEGER, source_sessions TEXT, is_manual INTEGER,
+                 is_active INTEGER);
+             INSERT INTO sessions (session_id, project) VALUES ('a', '/p'), ('b', '/p');
+             INSERT INTO learnings (content, source_sessions, is_manual) VALUES
+               ('only from a', '[\"a\"]', 0),
+               ('from a and b', '[\"a\",\"b\"]', 0),
+               ('written by hand in a', '[\"a\"]', 1),
+               ('from b', '[\"b\"]', 0),
+               ('no sources at all', '[]', 0);",
+        )
+        .unwrap();
+        let dry = forget(&c, &Target::Session("a".into()), true).unwrap();
+        let learn = |f: &Forgot| f.gone.iter().find(|g| g.kind == "learnings").unwrap().rows;
+        assert_eq!(learn(&dry), 3);
+        assert_eq!(count(&c, "SELECT count(*) FROM learnings"), 5);
+        let done = forget(&c, &Target::Session("a".into()), false).unwrap();
+        assert_eq!(learn(&done), 3);
+        let left: Vec<(String, String)> = c
+            .prepare("SELECT content, source_sessions FROM learnings ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let left: Vec<(&str, &str)> = left.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(
+            left,
+            [
+                ("from a and b", "[\"b\"]"),
+                ("written by hand in a", "[]"),
+                ("from b", "[\"b\"]"),
+                ("no sources at all", "[]"),
+            ]
+        );
+        assert_eq!(count(&c, "SELECT count(*) FROM sessions"), 1);
+        // A learning whose text matches goes whole.
+        forget(&c, &Target::Match("FROM B".into()), false).unwrap();
+        assert_eq!(count(&c, "SELECT count(*) FROM learnings"), 3);
+    }
+
+    #[test]
+    fn match_finds_text_as_json_stores_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = super::super::open(&dir.path().join("mem.db")).unwrap();
+        c.execute(
+            "INSERT INTO pending_queue (session_id, event, payload, created_at)
+             VALUES ('s', 'UserPromptSubmit', ?1, '2026-01-01T00:00:00.000Z')",
+            [serde_json::json!({"prompt": "say \"hello\"\nworld"}).to_string()],
+        )
+        .unwrap();
+        let f = forget(&c, &Target::Match("\"hello\"\nworld".into()), false).unwrap();
+        assert_eq!(
+            f.gone.iter().find(|g| g.kind == "captures").unwrap().rows,
+            1
+        );
+        assert_eq!(count(&c, "SELECT count(*) FROM pending_queue"), 0);
+    }
+}
