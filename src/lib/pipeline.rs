@@ -189,7 +189,7 @@ fn checkpoint(home: &Path, report: &mut dyn FnMut(&str)) {
 
 /// Takes the lock without waiting; `None` when another process holds it. The holder's pid is
 /// written into the file, for whoever wonders which process runs.
-fn try_lock(home: &Path) -> Result<Option<File>> {
+pub fn try_lock(home: &Path) -> Result<Option<File>> {
     let path = lock_path(home);
     let mut f = OpenOptions::new()
         .create(true)

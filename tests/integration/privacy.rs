@@ -568,17 +568,33 @@ fn prune_drops_old_events_and_log_files_only() {
     )
     .unwrap();
     std::fs::write(logs.join("new.log"), "new line\n").unwrap();
+    // A log still written to loses its old lines (with their continuation lines) only.
+    let mixed = logs.join("pipeline.log");
+    let kept = "2999-01-01T00:00:00.000Z mem pipeline[2]: mem-embed: new\n";
+    std::fs::write(
+        &mixed,
+        format!("2020-01-01T00:00:00.000Z mem pipeline[1]: mem-embed failed (exit 5): a\nsecond line\n{kept}"),
+    )
+    .unwrap();
     let events = env.count("SELECT count(*) FROM event_log");
     let dry = pruned(&env.ok("mem-prune", &["--dry-run"], b""));
     assert_eq!(dry["events"]["rows"], 1);
     assert_eq!(dry["log_files"]["rows"], 1);
+    assert_eq!(dry["log_lines"]["rows"], 2);
     assert!(old.exists());
+    assert!(
+        std::fs::read_to_string(&mixed)
+            .unwrap()
+            .contains("second line")
+    );
     assert_eq!(env.count("SELECT count(*) FROM event_log"), events);
     let done = pruned(&env.ok("mem-prune", &[], b""));
     assert_eq!(done["events"]["rows"], 1);
     assert_eq!(done["log_files"]["rows"], 1);
     assert_eq!(done["log_files"]["bytes"], 9);
     assert!(!old.exists() && logs.join("new.log").exists());
+    assert_eq!(done["log_lines"]["rows"], 2);
+    assert_eq!(std::fs::read_to_string(&mixed).unwrap(), kept);
     assert_eq!(
         env.count("SELECT count(*) FROM event_log WHERE event = 'old'"),
         0

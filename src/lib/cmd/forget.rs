@@ -37,6 +37,23 @@ struct Forgotten {
     dry_run: bool,
 }
 
+/// The pipeline's lock, waited for up to a minute.
+fn pipeline_lock(home: &std::path::Path) -> Result<std::fs::File> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(f) = crate::pipeline::try_lock(home)? {
+            return Ok(f);
+        }
+        if std::time::Instant::now() >= until {
+            return Err(Error::other(format!(
+                "a mem pipeline run has held {} for a minute; run mem forget again when it is done",
+                crate::pipeline::lock_path(home).display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 fn obs_id(s: &str) -> Result<i64> {
     let t = s.trim();
     let t = t
@@ -79,12 +96,18 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
         }
         Target::Match(t)
     };
+    // A pipeline run that read the rows before they went could index them again after the
+    // rebuild: forgetting waits for it, and no run starts meanwhile.
+    let _lock = if args.dry_run {
+        None
+    } else {
+        Some(pipeline_lock(&home)?)
+    };
     let done = forget::forget(&conn, &target, args.dry_run)?;
     for m in &done.missing {
         io.warn(format!("nothing stored for {m}"));
     }
     if !args.dry_run && done.total() > 0 {
-        forget::scrub(&conn)?;
         // The indexes hold the forgotten terms and vectors (deleted documents linger in
         // tantivy's segments and usearch's graph): they are built again from what is left.
         let layout = Layout::new(&home);
@@ -96,12 +119,17 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
             if let Some(q) = cfg.get("index_quantization") {
                 opts.quantization = q;
             }
-            index::update(&conn, &layout, &opts).map_err_context(|| {
+            let rebuilt = index::update(&conn, &layout, &opts).map_err_context(|| {
                 format!(
                     "the database forgot, but rebuilding the indexes in {} failed (run mem-index --rebuild)",
                     layout.dir.display()
                 )
-            })?;
+            });
+            // The file is scrubbed whatever became of the indexes.
+            forget::scrub(&conn)?;
+            rebuilt?;
+        } else {
+            forget::scrub(&conn)?;
         }
     }
     let recs: Vec<Forgotten> = done

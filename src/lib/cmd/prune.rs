@@ -28,7 +28,8 @@ pub const TOOL: super::Tool = super::Tool {
 const DETAILS: &str = r#"
 mem-prune drops what memkit no longer needs: the raw tool responses of processed (done) captures
 older than --days (default MEM_RAW_RESPONSE_DAYS, 7; the capture keeps its input and the
-observation its facts), event_log rows and $MEM_HOME/logs/*.log files older than --log-days (30),
+observation its facts), event_log rows and $MEM_HOME/logs/*.log files older than --log-days (30)
+(and the lines older than that of the logs still written to),
 and embedding cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector. Then it
 vacuums the database (an incremental vacuum when the database is in that mode, else a full one)
 and empties its WAL.
@@ -140,6 +141,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     kinds.push(retention::log_files(
         &home.join("logs"),
         log_cutoff,
+        args.dry_run,
+    )?);
+    kinds.push(retention::log_lines(
+        &home.join("logs"),
+        &days(args.log_days),
         args.dry_run,
     )?);
     if !args.dry_run {

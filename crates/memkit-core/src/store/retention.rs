@@ -104,6 +104,77 @@ pub fn log_files(dir: &Path, before: SystemTime, dry_run: bool) -> Result<Pruned
     Ok(out)
 }
 
+/// Lines logged before `before` (RFC 3339, the stored form) in the `*.log` files under `dir`
+/// that are still written to: every line memkit logs starts with its time, and a line without
+/// one (a stage's multi-line message) goes with the line before it. A file is rewritten (kept
+/// 0600) and replaced in one rename; a line appended by another process meanwhile may be lost,
+/// which a log can afford. Nothing is changed with `dry_run`.
+pub fn log_lines(dir: &Path, before: &str, dry_run: bool) -> Result<Pruned> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut out = Pruned {
+        kind: "log_lines",
+        rows: 0,
+        bytes: 0,
+    };
+    let Some((cutoff, _)) = super::parse_instant(before) else {
+        return Ok(out);
+    };
+    let before_time = SystemTime::from(cutoff);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(out);
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let is_log = path.extension().is_some_and(|x| x == "log");
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        // A file not written since is [`log_files`]' to delete whole.
+        let stale = m.modified().is_ok_and(|t| t < before_time);
+        if !is_log || !m.is_file() || stale {
+            continue;
+        }
+        let Ok(text) = std::fs::read(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text);
+        let mut keep = String::with_capacity(text.len());
+        let (mut dropping, mut lines, mut bytes) = (false, 0u64, 0u64);
+        for line in text.split_inclusive('\n') {
+            let ts = line.split(' ').next().unwrap_or("");
+            if super::parse_instant(ts).is_some() {
+                dropping = super::normalize_time(ts).as_str() < before;
+            }
+            if dropping {
+                lines += 1;
+                bytes += line.len() as u64;
+            } else {
+                keep.push_str(line);
+            }
+        }
+        if lines == 0 {
+            continue;
+        }
+        out.rows += lines;
+        out.bytes += bytes;
+        if !dry_run {
+            let tmp = path.with_extension("log.tmp");
+            let written = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, keep.as_bytes()))
+                .and_then(|_| std::fs::rename(&tmp, &path));
+            written.map_err(|e| {
+                crate::Error::other(format!("cannot rewrite {}: {e}", path.display()))
+            })?;
+        }
+    }
+    Ok(out)
+}
+
 /// Gives freed pages back to the file system: an incremental vacuum when the database is in
 /// that mode, else a full VACUUM (memkit's schema leaves auto_vacuum NONE, where an
 /// incremental vacuum does nothing), then the WAL is checkpointed and truncated. Returns which
