@@ -326,6 +326,13 @@ fn forget_takes_observation_and_session_ids() {
     env.ok("mem", &["pipeline", "-q"], b"");
     let check = env.run("mem-index", &["--check"], b"");
     assert_eq!(check.status.code(), Some(0), "{}", show(&check));
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM sessions WHERE session_id = '{session}' AND summary = ''"
+        )),
+        1,
+        "the next pipeline run does not write it again"
+    );
 
     // A whole session by its number.
     let rowid: i64 = env

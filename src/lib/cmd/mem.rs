@@ -70,8 +70,9 @@ forgotten observation is emptied, not written again. Then the database is vacuum
 emptied (deleted rows are not left in free pages), and the BM25 and vector indexes are rebuilt
 from what is left. It prints one forgotten record per kind with its row count (a table on a
 terminal); --dry-run deletes nothing and prints the same counts. Observation ids are 17, o17 or
-#17; a session is s17 (its number) or its session id; --match compares ASCII letters in any
-case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own
+#17; a session is s17 (its number) or its session id. --match looks in the text of
+observations, captures (payloads), session titles and summaries, learnings, event_log rows and the
+function map, comparing ASCII letters in any case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own
 transcripts are not touched.
 "#;
 

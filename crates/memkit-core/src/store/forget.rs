@@ -334,20 +334,37 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
             )?;
         }
     }
-    for (kind, table) in [
-        ("function_map", "function_map"),
-        ("call_graph", "call_graph"),
-        ("ast_files", "ast_files"),
+    // The code map of forgotten sessions; with --match also the rows whose text holds it.
+    for (table, cols) in [
+        (
+            "function_map",
+            &[
+                "file_path",
+                "qualname",
+                "signature",
+                "decorators",
+                "docstring",
+            ][..],
+        ),
+        (
+            "call_graph",
+            &["file_path", "caller", "callee", "target"][..],
+        ),
+        ("ast_files", &["file_path", "reason"][..]),
     ] {
-        add(
-            kind,
-            c.execute(
-                &format!(
-                    "DELETE FROM {table} WHERE session_id IN (SELECT session_id FROM f_sessions)"
-                ),
-                [],
-            )?,
-        );
+        let by_session =
+            format!("DELETE FROM {table} WHERE session_id IN (SELECT session_id FROM f_sessions)");
+        let n = match target {
+            Target::Match(_) => {
+                let any: Vec<String> = cols.iter().map(|col| contains(col)).collect();
+                c.execute(
+                    &format!("{by_session} OR {}", any.join(" OR ")),
+                    params![text, esc],
+                )?
+            }
+            _ => c.execute(&by_session, [])?,
+        };
+        add(table, n);
     }
     add("learnings", forget_learnings(c, target, &text, &esc)?);
     let mut events = c.execute(
@@ -520,11 +537,21 @@ mod tests {
             [serde_json::json!({"prompt": "say \"hello\"\nworld"}).to_string()],
         )
         .unwrap();
+        c.execute_batch(
+            "INSERT INTO function_map (session_id, file_path, qualname, name, kind, signature,
+                 docstring, line_start, line_end, body_hash, change, created_at) VALUES
+               ('s2', 'a.py', 'f', 'f', 'function', 'def f()', 'Say \"hello\" and world', 1, 2, 'h', 'new', 't'),
+               ('s2', 'a.py', 'g', 'g', 'function', 'def g()', 'Other', 3, 4, 'h', 'new', 't');",
+        )
+        .unwrap();
         let f = forget(&c, &Target::Match("\"hello\"\nworld".into()), false).unwrap();
-        assert_eq!(
-            f.gone.iter().find(|g| g.kind == "captures").unwrap().rows,
-            1
-        );
+        let rows = |f: &Forgot, k: &str| f.gone.iter().find(|g| g.kind == k).unwrap().rows;
+        assert_eq!(rows(&f, "captures"), 1);
         assert_eq!(count(&c, "SELECT count(*) FROM pending_queue"), 0);
+        // Not this one: its docstring says it on one line, not as the text was given.
+        assert_eq!(rows(&f, "function_map"), 0);
+        let f = forget(&c, &Target::Match("SAY \"hello\"".into()), false).unwrap();
+        assert_eq!(rows(&f, "function_map"), 1);
+        assert_eq!(count(&c, "SELECT count(*) FROM function_map"), 1);
     }
 }
