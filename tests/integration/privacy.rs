@@ -216,6 +216,17 @@ fn forget_leaves_no_trace_in_tables_files_or_indexes() {
         .collect::<Vec<_>>()
         .join(" ");
 
+    // An event a hook spooled while the database was busy, not stored yet.
+    let spool = env.home().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    let spooled = json!({"session_id": "late", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/home/marco/projects/spotter", "prompt": "start mix PHX.SERVER again"});
+    std::fs::write(
+        spool.join("20260301T000000.000000000-1-0.json"),
+        spooled.to_string(),
+    )
+    .unwrap();
+
     // A dry run says what would go and changes nothing.
     let counts = table_counts(&env);
     let dry = env.ok("mem", &["forget", "--match", needle, "--dry-run"], b"");
@@ -225,6 +236,8 @@ fn forget_leaves_no_trace_in_tables_files_or_indexes() {
         would["captures"] > 0 && would["embeddings"] > 0,
         "{would:?}"
     );
+    assert_eq!(would["spooled"], 1);
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
     assert_eq!(table_counts(&env), counts);
     assert!(!columns_holding(&env, needle).is_empty());
 
@@ -236,7 +249,7 @@ fn forget_leaves_no_trace_in_tables_files_or_indexes() {
     // Nor in the file's free pages or the WAL (emptied by the checkpoint), nor in any index file.
     let wal = env.home().join("mem.db-wal");
     assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
-    for place in [env.db_path(), wal, env.home().join("index")] {
+    for place in [env.db_path(), wal, env.home().join("index"), spool] {
         assert_eq!(files_holding(&place, needle), Vec::<PathBuf>::new());
     }
     // The BM25 index was rebuilt: words only the forgotten observations had are not terms of it

@@ -73,6 +73,38 @@ impl Spool {
         )))
     }
 
+    /// Deletes the spooled events (claimed ones too) for which `drop` holds, given the payload
+    /// and its text: what `mem forget` forgets must not be stored by the next hook. With
+    /// `dry_run` they are only counted. Returns how many.
+    pub fn forget(&self, dry_run: bool, drop: impl Fn(&Value, &str) -> bool) -> Result<usize> {
+        let mut n = 0;
+        for dir in [&self.primary, &self.fallback] {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let path = e.path();
+                let name = e.file_name().to_string_lossy().to_string();
+                if !(name.ends_with(".json") || name.ends_with(".json.claimed")) {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                if drop(&value, &text) {
+                    if !dry_run {
+                        std::fs::remove_file(&path).map_err(|e| {
+                            Error::Store(format!("cannot delete {}: {e}", path.display()))
+                        })?;
+                    }
+                    n += 1;
+                }
+            }
+        }
+        Ok(n)
+    }
+
     /// Stores what earlier hooks spooled (oldest first) and reports losses they marked.
     /// Stops at the first store error, leaving the rest for the next run. Returns how many
     /// events were stored.

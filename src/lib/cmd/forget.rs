@@ -103,7 +103,34 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     } else {
         Some(pipeline_lock(&home)?)
     };
-    let done = forget::forget(&conn, &target, args.dry_run)?;
+    let mut done = forget::forget(&conn, &target, args.dry_run)?;
+    // Events a hook spooled while the database was busy would bring the text back.
+    let spooled = crate::capture::spool::Spool::new(&home).forget(args.dry_run, |v, text| {
+        let session = v["session_id"].as_str().unwrap_or("");
+        match &target {
+            Target::Obs(_) => false,
+            Target::Session(_) => done.sessions.iter().any(|s| s == session),
+            Target::Project(roots) => {
+                let cwd = v["cwd"].as_str().unwrap_or("");
+                done.sessions.iter().any(|s| s == session)
+                    || roots.iter().any(|r| {
+                        cwd == r
+                            || cwd
+                                .strip_prefix(r.as_str())
+                                .is_some_and(|x| x.starts_with('/'))
+                    })
+            }
+            Target::Match(t) => {
+                let (lower, t) = (text.to_lowercase(), t.to_lowercase());
+                let esc = serde_json::to_string(&t).unwrap_or_default();
+                lower.contains(&t) || lower.contains(esc.trim_matches('"'))
+            }
+        }
+    })?;
+    done.gone.push(forget::Gone {
+        kind: "spooled",
+        rows: spooled as u64,
+    });
     for m in &done.missing {
         io.warn(format!("nothing stored for {m}"));
     }

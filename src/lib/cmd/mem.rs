@@ -69,7 +69,8 @@ sources, and event_log rows that hold the text (--match). A session summary that
 forgotten observation is emptied, not written again. Then the database is vacuumed and its WAL
 emptied (deleted rows are not left in free pages), and the BM25 and vector indexes are rebuilt
 from what is left. It prints one forgotten record per kind with its row count (a table on a
-terminal); --dry-run deletes nothing and prints the same counts. Observation ids are 17, o17 or
+terminal); --dry-run deletes nothing and prints the same counts. Events a hook spooled while the
+database was busy (spool/) that match go too, so the next hook cannot store them. Observation ids are 17, o17 or
 #17; a session is s17 (its number) or its session id. --match looks in the text of
 observations, captures (payloads), session titles and summaries, learnings, event_log rows and the
 function map, comparing ASCII letters in any case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own

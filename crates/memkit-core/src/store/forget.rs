@@ -33,6 +33,8 @@ pub struct Forgot {
     pub gone: Vec<Gone>,
     /// Ids or names given that matched nothing.
     pub missing: Vec<String>,
+    /// The session ids forgotten whole (what a spooled event is matched by).
+    pub sessions: Vec<String>,
 }
 
 impl Forgot {
@@ -393,6 +395,10 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
             );
         }
     }
+    let sessions: Vec<String> = c
+        .prepare("SELECT session_id FROM f_sessions")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
     // FTS5 keeps a deleted row's terms in its old segments until they are merged.
     c.execute(
         "INSERT INTO observations_fts(observations_fts) VALUES ('optimize')",
@@ -402,7 +408,11 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
         "DELETE FROM f_obs; DELETE FROM f_queue; DELETE FROM f_sessions;
          DELETE FROM f_summaries; DELETE FROM f_vec;",
     )?;
-    Ok(Forgot { gone, missing })
+    Ok(Forgot {
+        gone,
+        missing,
+        sessions,
+    })
 }
 
 /// Learnings (mem-learn's table, when it exists): those whose text matches go; a forgotten
