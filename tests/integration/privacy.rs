@@ -461,8 +461,18 @@ fn pruned(out: &std::process::Output) -> BTreeMap<String, Value> {
 fn prune_shrinks_the_database_by_what_it_reports_and_changes_no_result() {
     let env = fixture_store().set("MEM_NOW", "2027-01-01T00:00:00Z");
     // The pipeline pruned once (the database says when) and keeps to once a day.
-    let last = env.count("SELECT count(*) FROM meta WHERE key = 'last_prune_at'");
-    assert_eq!(last, 1);
+    let last = || -> String {
+        env.db()
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'last_prune_at'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let first = last();
+    env.ok("mem", &["pipeline", "-q"], b"");
+    assert_eq!(last(), first, "not again within the day");
     let results = |env: &Env| {
         let mut out = Vec::new();
         for q in [
