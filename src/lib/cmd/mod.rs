@@ -8,6 +8,7 @@ pub mod embed;
 pub mod eval;
 pub mod index;
 pub mod install;
+pub mod learn;
 pub mod man;
 pub mod mem;
 pub mod report;
@@ -26,6 +27,7 @@ pub const ALL: &[Tool] = &[
     search::TOOL,
     context::TOOL,
     ast::TOOL,
+    learn::TOOL,
     report::TOOL,
     eval::TOOL,
     install::TOOL,
