@@ -113,6 +113,35 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
         ));
         assert_eq!(n, 1, "{evidence}");
     }
+    // The fixture project's next session starts with it, within the layer's cap.
+    let out = env.ok(
+        "mem-context",
+        &[
+            "--project",
+            "/Users/dain/workspace/JSSoundRecorder",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        rec["text"].as_str().unwrap().contains(
+            "## Project learnings\n- [convention] I don't want to make it only work for me or make assumptions about people's env\n"
+        ),
+        "{}",
+        rec["text"]
+    );
+    let layer = rec["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "learnings")
+        .unwrap();
+    assert!(
+        layer["included"] == true && layer["tokens"].as_u64().unwrap() <= 300,
+        "{layer}"
+    );
     // Once per summary: a second run learns nothing again.
     let again = jsonl(&env.ok("mem-learn", &[], b""));
     assert_eq!(
@@ -726,4 +755,55 @@ fn the_pipeline_learns_once_per_summarised_session() {
         env.count("SELECT count(*) FROM event_log WHERE event = 'learning'"),
         1
     );
+    // Embedded and indexed like observations: mem-search --type learning finds it.
+    assert_eq!(
+        env.count("SELECT count(*) FROM embeddings WHERE owner_kind = 'learning'"),
+        1
+    );
+    let out = env.ok(
+        "mem-search",
+        &[
+            "--type",
+            "learning",
+            "--project",
+            PROJECT,
+            "logging request bodies",
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    let hits = jsonl(&out);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["source"], "learning");
+    assert_eq!(hits[0]["title"], "Never log the request body");
+    // By meaning alone too (no word in common).
+    let out = env.ok(
+        "mem-search",
+        &[
+            "--type",
+            "learning",
+            "--project",
+            PROJECT,
+            "--engine",
+            "vector",
+            "printing HTTP payloads",
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(jsonl(&out)[0]["title"], "Never log the request body");
+    let other = env.run(
+        "mem-search",
+        &[
+            "--type",
+            "learning",
+            "--project",
+            "/tmp/elsewhere",
+            "request body",
+        ],
+        b"",
+    );
+    assert_eq!(other.status.code(), Some(1), "{}", show(&other));
 }

@@ -240,3 +240,36 @@ pub fn texts(conn: &Connection) -> Result<Vec<(i64, String)>> {
     let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// The learnings of `ids` (any state), in no particular order.
+pub fn by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Learning>> {
+    super::by_chunks(ids, 500, |list| {
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM learnings WHERE id IN ({list})"
+        ))?;
+        let rows = st.query_map([], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// The active learnings of `projects` (every project's when None; none for an empty list)
+/// updated within the bounds: what mem-search may find.
+pub fn searchable(
+    conn: &Connection,
+    projects: Option<&[String]>,
+    after: Option<&str>,
+    before: Option<&str>,
+) -> Result<Vec<Learning>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM learnings WHERE is_active = 1
+           AND updated_at >= coalesce(?1, '') AND (?2 IS NULL OR updated_at <= ?2)
+         ORDER BY id"
+    ))?;
+    let rows = st
+        .query_map(params![after, before], row)?
+        .collect::<rusqlite::Result<Vec<Learning>>>()?;
+    Ok(rows
+        .into_iter()
+        .filter(|l| projects.is_none_or(|ps| l.project.as_ref().is_some_and(|p| ps.contains(p))))
+        .collect())
+}
