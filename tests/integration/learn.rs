@@ -92,23 +92,36 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
     // assumptions about people's env."). Subagent tasks written by the main agent ("Do not push.
     // Do not merge."), hook output ("prefer comparing against an empty list"), local-command
     // caveats ("DO NOT respond") and assistant text are not the user's rules.
+    // "To be clear: don't use ClMail for communication, use the builtin subagent teams."
+    let mut got = got;
+    got.sort();
     assert_eq!(
         got,
-        [(
-            "I don't want to make it only work for me or make assumptions about people's env",
-            "convention"
-        )],
+        [
+            (
+                "Don't use ClMail for communication, use the builtin subagent teams",
+                "convention"
+            ),
+            (
+                "I don't want to make it only work for me or make assumptions about people's env",
+                "convention"
+            )
+        ],
         "{recs:#?}"
     );
-    assert_eq!(recs[0]["outcome"], "inserted");
-    assert_eq!(recs[0]["by"], "heuristic");
-    assert_eq!(recs[0]["project"], "/Users/dain/workspace/JSSoundRecorder");
+    let js: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["content"].as_str().unwrap().starts_with("I don't"))
+        .collect();
+    assert_eq!(js[0]["outcome"], "inserted");
+    assert_eq!(js[0]["by"], "heuristic");
+    assert_eq!(js[0]["project"], "/Users/dain/workspace/JSSoundRecorder");
     // Every learning quotes a prompt the user typed, and that prompt says it.
     for r in &recs {
         let evidence = r["evidence"].as_str().unwrap();
         let n = env.count(&format!(
             "SELECT count(*) FROM pending_queue WHERE event = 'UserPromptSubmit' AND agent_id IS NULL
-             AND instr(json_extract(payload, '$.prompt'), '{}') > 0",
+             AND instr(lower(json_extract(payload, '$.prompt')), lower('{}')) > 0",
             r["content"].as_str().unwrap().replace('\'', "''")
         ));
         assert_eq!(n, 1, "{evidence}");
@@ -149,7 +162,7 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
         None,
         "{again:?}"
     );
-    assert_eq!(env.count("SELECT count(*) FROM learnings"), 1);
+    assert_eq!(env.count("SELECT count(*) FROM learnings"), 2);
 }
 
 #[test]

@@ -21,7 +21,7 @@ const MIN_WORDS: usize = 3;
 
 /// Openers that carry no meaning before the rule ("ok, always …", "also: never …").
 static LEAD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:(?:ok(?:ay)?|also|and|but|so|btw|note|rule|important|please|just|fyi|oh)\b[\s,:!-]*)+")
+    Regex::new(r"(?i)^(?:(?:ok(?:ay)?|also|and|but|so|btw|note|rule|important|please|just|fyi|oh|to be clear|to be sure|again)\b[\s,:!-]*)+")
         .unwrap()
 });
 
