@@ -241,7 +241,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             let conn = store::open(&db)?;
             let l = found(&conn, &id)?;
             learnings::remove(&conn, l.id)?;
-            io.info(format!("removed learning {}: {}", l.id, l.content));
+            io.tell(format!("removed learning {}: {}", l.id, l.content));
             Ok(Outcome::Ok)
         }
         Some(Cmd::Reset {

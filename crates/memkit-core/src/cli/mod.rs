@@ -98,6 +98,13 @@ impl Io {
         }
     }
 
+    /// Tells the user what happened or what to do next (stderr; silenced by --quiet).
+    pub fn tell(&self, msg: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("{}: {msg}", self.prog);
+        }
+    }
+
     /// What a reader says and returns when the database at `db` does not exist yet.
     pub fn no_memories(&self, db: &std::path::Path) -> Outcome {
         self.warn(format!("no memories yet ({} does not exist)", db.display()));
