@@ -252,6 +252,25 @@ pub fn render_table(headers: &[&str], rows: &[Vec<String>], fmt: Format) -> Stri
             for r in rows {
                 t.add_row(r.clone());
             }
+            if fmt == Format::Table {
+                // A terminal's width is found by itself; $COLUMNS is what a pager or a
+                // script asks for.
+                if let Some(w) = std::env::var("COLUMNS")
+                    .ok()
+                    .and_then(|c| c.trim().parse::<u16>().ok())
+                    .filter(|w| *w >= 20)
+                {
+                    t.set_width(w);
+                }
+                // Times never wrap: titles and paths take the squeeze.
+                for (i, h) in headers.iter().enumerate() {
+                    if (h.ends_with("_at") || *h == "at" || *h == "when")
+                        && let Some(c) = t.column_mut(i)
+                    {
+                        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+                    }
+                }
+            }
             format!("{t}\n")
         }
     }
