@@ -1,7 +1,7 @@
 //! mem-context hook figures at 10,000 and 100,000 observations (memkit::search::synth::corpus
 //! from the fixtures' real text, seed 42, 12 projects, one session per 40 observations with a
-//! summary, functions on a third of them, a Read and an Edit in the queue behind each, BM25
-//! index built). Run: `cargo bench --bench context`
+//! summary, functions on a third of them, a Read and an Edit in the queue behind each, one
+//! learning per 20 observations, BM25 index built). Run: `cargo bench --bench context`
 //! (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes; MEMKIT_BENCH_DIR=DIR keeps the data homes).
 //!
 //! Prints, per size: per-process wall time of `mem-context --hook` for a SessionStart payload
@@ -75,7 +75,13 @@ fn main() {
                FROM observations, (SELECT 'Read' AS tool UNION ALL SELECT 'Edit') AS t;
              INSERT INTO observation_sources (observation_id, queue_id)
                SELECT o.id, q.id FROM pending_queue q JOIN observations o
-                 ON o.session_id = q.session_id AND o.created_at = q.created_at;",
+                 ON o.session_id = q.session_id AND o.created_at = q.created_at;
+             -- Learnings: one per 20 observations of a project, confidences spread over
+             -- 0.1-0.95, a tenth of them inactive.
+             INSERT INTO learnings (project, content, category, confidence, times_seen, is_active, created_at, updated_at)
+               SELECT project, 'Learned from: ' || title, 'convention', 0.1 + (id % 18) * 0.05,
+                      1 + id % 5, (id % 10) != 0, created_at, created_at
+               FROM observations WHERE id % 20 = 0;",
         )
         .unwrap();
         index::update(

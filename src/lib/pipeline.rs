@@ -1,5 +1,5 @@
-//! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-ast, mem-embed and
-//! mem-index in order, under a lock, until no work is left, then a WAL checkpoint.
+//! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-ast, mem-learn,
+//! mem-embed and mem-index in order, under a lock, until no work is left, then a WAL checkpoint.
 //!
 //! The lock is flock(2) through std's `File::try_lock` and detaching is setsid(2) plus a second
 //! fork, so nothing here needs util-linux `flock` or `setsid` (stock macOS has neither).
@@ -15,7 +15,13 @@ use std::time::Duration;
 use crate::{Error, Result};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
-pub const STAGES: &[&str] = &["mem-compress", "mem-ast", "mem-embed", "mem-index"];
+pub const STAGES: &[&str] = &[
+    "mem-compress",
+    "mem-ast",
+    "mem-learn",
+    "mem-embed",
+    "mem-index",
+];
 
 /// Rounds one run does at most: a queue that refills forever must not keep a process forever.
 pub const MAX_ROUNDS: usize = 20;

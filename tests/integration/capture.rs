@@ -533,7 +533,9 @@ fn session_lifecycle_and_priorities() {
 
 #[test]
 fn notes_are_stored_at_high_priority() {
-    let env = Env::new();
+    let env = Env::new()
+        .set("MEM_MODELS", crate::embed::models().to_str().unwrap())
+        .set("MEM_EMBED_MODEL", "minilm-l6");
     let out = env.ok(
         "mem-capture",
         &[
@@ -552,6 +554,36 @@ fn notes_are_stored_at_high_priority() {
     assert_eq!(rec["priority"], "high");
     assert_eq!(rec["payload"]["tags"], json!(["ops", "deploy"]));
     assert_eq!(rec["project"], "/srv/app");
+    // The user is told when it becomes searchable…
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("becomes searchable once `mem pipeline` has run"),
+        "{err}"
+    );
+    assert_eq!(env.count("SELECT count(*) FROM observations"), 0);
+    // …and --pipeline makes it so now, stdout still carrying only the capture record.
+    let out = env.ok(
+        "mem-capture",
+        &[
+            "--note",
+            "the staging DB is read-only on Fridays",
+            "--project",
+            "/srv/app",
+            "--pipeline",
+        ],
+        b"",
+    );
+    assert_eq!(jsonl(&out).len(), 1, "{}", show(&out));
+    assert_eq!(
+        env.count("SELECT count(*) FROM observations WHERE is_manual = 1"),
+        2
+    );
+    let q = env.run(
+        "mem-capture",
+        &["-q", "--note", "quiet one", "--project", "/srv/app"],
+        b"",
+    );
+    assert!(q.stderr.is_empty(), "{}", show(&q));
 }
 
 #[test]

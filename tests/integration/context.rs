@@ -338,7 +338,9 @@ fn a_broken_layer_or_index_leaves_the_others_in_place() {
     let project = "/Users/dain/workspace/claude-code-log";
     // A learnings table of the wrong shape (a future or damaged schema) fails that layer only.
     env.db()
-        .execute_batch("CREATE TABLE learnings (x TEXT); INSERT INTO learnings VALUES ('?');")
+        .execute_batch(
+            "DROP TABLE learnings; CREATE TABLE learnings (x TEXT); INSERT INTO learnings VALUES ('?');",
+        )
         .unwrap();
     // A corrupt BM25 index: SessionStart does not need it, the cross-project search does.
     let bm25 = env.home().join("index/bm25");

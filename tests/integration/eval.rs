@@ -199,6 +199,30 @@ fn health_passes_a_healthy_store_and_names_each_planted_problem() {
     assert!(h["embedding_model"].is_null());
     let out = env.ok("mem-eval", &["health", "--format", "table"], b"");
     assert!(String::from_utf8_lossy(&out.stdout).contains("compression_ratio"));
+    // The last figures a measuring mode made are shown beside the state.
+    assert_eq!(h["last_figures"], serde_json::json!({}));
+    let tr = crate::fixtures().join("transcripts/claude-code-log");
+    let work = env.dir.path().join("eval-work");
+    env.ok(
+        "mem-eval",
+        &[
+            "context",
+            tr.to_str().unwrap(),
+            "--work",
+            work.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let (_, h, _) = health(&env);
+    let last = &h["last_figures"]["context"];
+    assert!(last["at"].is_string(), "{h}");
+    let methods: Vec<&str> = last["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["memkit", "recent", "frequent", "merged"]);
 
     // A capture the LLM failed on.
     let e = copy_of(&env);

@@ -9,6 +9,7 @@ mod e2e;
 mod embed;
 mod eval;
 mod install;
+mod learn;
 mod pipeline;
 mod privacy;
 mod records;

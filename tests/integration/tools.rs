@@ -259,3 +259,21 @@ fn plugin_files_register_the_capture_hook_for_every_event_and_the_pipeline_on_st
         }
     }
 }
+
+#[test]
+fn tables_fit_columns_and_never_wrap_times() {
+    let env = crate::Env::new().set("COLUMNS", "100");
+    let dir = crate::fixtures().join("transcripts/spotter");
+    let out = env.ok(
+        "mem-capture",
+        &["--transcripts", dir.to_str().unwrap(), "--format", "table"],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().count() > 3, "{text}");
+    for l in text.lines() {
+        assert!(l.chars().count() <= 100, "wider than $COLUMNS: {l}");
+    }
+    // The start times stay whole: the session ids and paths take the squeeze.
+    assert!(text.contains("2026-02-10T21:54:53.186Z"), "{text}");
+}

@@ -131,6 +131,9 @@ pub struct Args {
     /// Store the hook payloads read from a JSONL file (- for stdin).
     #[arg(value_name = "FILE")]
     pub input: Option<PathBuf>,
+    /// Run `mem pipeline` afterwards, so what was stored becomes searchable now.
+    #[arg(long, conflicts_with = "hook")]
+    pub pipeline: bool,
     /// Checkpoint and empty a large WAL (what a hook starts in the background).
     #[arg(long, hide = true)]
     pub checkpoint: bool,
@@ -149,12 +152,23 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         store::truncate_wal(&store::open_existing(&cfg.db_path())?);
         return Ok(Outcome::Ok);
     }
-    let policy = Policy::from_config(&cfg)?;
+    let outcome = store_what_was_given(&args, io, &cfg)?;
+    io.flush()?;
+    if args.pipeline {
+        run_pipeline(io)?;
+    } else {
+        io.tell("stored; it becomes searchable once `mem pipeline` has run (the Stop hook runs it; --pipeline runs it now)");
+    }
+    Ok(outcome)
+}
+
+fn store_what_was_given(args: &Args, io: &mut Io, cfg: &Config) -> Result<Outcome> {
+    let policy = Policy::from_config(cfg)?;
     if let Some(text) = &args.note {
-        return note(io, &cfg, text, &args.tags, args.project.as_deref());
+        return note(io, cfg, text, &args.tags, args.project.as_deref());
     }
     if let Some(path) = &args.notes {
-        return notes(io, &cfg, path, args.project.as_deref());
+        return notes(io, cfg, path, args.project.as_deref());
     }
     if args.project.is_some() {
         return Err(Error::Usage("--project goes with --note or --notes".into()));
@@ -167,14 +181,36 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                     .map_err(|e| Error::input(dir.display().to_string(), None, e))?,
             );
         }
-        return import(io, &cfg, &policy, &files);
+        return import(io, cfg, &policy, &files);
     }
     match &args.input {
-        Some(p) => payloads(io, &cfg, &policy, p),
+        Some(p) => payloads(io, cfg, &policy, p),
         None => Err(Error::Usage(
             "nothing to do: give --hook, --transcript FILE, --transcripts DIR, --note TEXT or a FILE (- for stdin)".into(),
         )),
     }
+}
+
+/// `mem pipeline` in the foreground, its output on stderr (stdout carries this tool's records).
+/// mem-capture links none of the pipeline's stages, so it runs the `mem` beside it (or on PATH).
+fn run_pipeline(io: &Io) -> Result<()> {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("mem")))
+        .filter(|p| p.is_file());
+    let mem = beside.unwrap_or_else(|| "mem".into());
+    io.tell("running mem pipeline");
+    let status = std::process::Command::new(&mem)
+        .arg("pipeline")
+        .stdout(std::io::stderr())
+        .status()
+        .map_err(|e| Error::other(format!("cannot run {}: {e}", mem.display())))?;
+    if !status.success() {
+        return Err(Error::other(format!(
+            "mem pipeline failed ({status}); what was captured is stored, run `mem pipeline` again"
+        )));
+    }
+    Ok(())
 }
 
 /// The project an event belongs to (see `project::dir`) and its directory.

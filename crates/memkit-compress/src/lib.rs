@@ -551,7 +551,7 @@ impl<'a> Compressor<'a> {
 }
 
 /// `d` plus up to a quarter more, so runs that failed together do not retry in step.
-fn jitter(d: Duration) -> Duration {
+pub fn jitter(d: Duration) -> Duration {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(

@@ -36,8 +36,8 @@ pub const LAYERS: &[(&str, usize)] = &[
     ("files", 350),
     ("sessions", 300),
     ("functions", 350),
-    ("learnings", 250),
-    ("observations", 550),
+    ("learnings", 300),
+    ("observations", 500),
 ];
 
 /// An observation line's title is cut to this many characters.
@@ -150,7 +150,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
         let cap = cap.min(opts.budget.saturating_sub(used + reserve(opts.budget)));
         let lines = match (&work, layer) {
             (_, "sessions") => sessions(conn, opts),
-            (_, "learnings") => learnings(conn),
+            (_, "learnings") => learnings(conn, opts),
             (Err(e), _) => Err(Error::Other(e.to_string())),
             (Ok(w), "files") => files_layer(w, &set, opts),
             (Ok(w), "functions") => functions(conn, opts, w),
@@ -451,23 +451,23 @@ fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
     Ok(Ok(lines))
 }
 
-fn learnings(conn: &Connection) -> LayerLines {
-    let Some(rows) = learnings::top(conn, 10)? else {
-        return Ok(Err("no learnings yet (mem-learn has not run)".into()));
+fn learnings(conn: &Connection, opts: &Options) -> LayerLines {
+    let Some(project) = &opts.project else {
+        return Ok(Err("no project".into()));
     };
-    let mut out = Vec::new();
-    for learnings::Learning {
-        category: cat,
-        content,
-    } in rows
-    {
-        let cat = cat.map(|c| format!("[{c}] ")).unwrap_or_default();
-        out.push(Line {
-            text: format!("- {cat}{}", clip(&flatten(&content), 200)),
-            id: None,
-        });
+    let rows = learnings::top(conn, project, 10)?;
+    if rows.is_empty() {
+        return Ok(Err(
+            "no learnings yet (mem-learn extracts them; mem-learn add TEXT)".into(),
+        ));
     }
-    Ok(Ok(out))
+    Ok(Ok(rows
+        .into_iter()
+        .map(|l| Line {
+            text: format!("- [{}] {}", l.category, clip(&flatten(&l.content), 200)),
+            id: None,
+        })
+        .collect()))
 }
 
 /// This project's observations ranked without a query: manual notes first, then the relevance

@@ -71,6 +71,8 @@ pub struct Health {
     pub last_pipeline_run: Option<String>,
     /// What the pipeline logged since then (stages that failed or said something).
     pub pipeline_log: Vec<String>,
+    /// The last figures `mem-eval retrieval` and `mem-eval context` recorded, by mode.
+    pub last_figures: BTreeMap<String, serde_json::Value>,
     /// What needs doing; empty when healthy.
     pub problems: Vec<String>,
 }
@@ -193,6 +195,13 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
         index_bytes: size(&layout.dir),
         last_pipeline_run,
         pipeline_log,
+        last_figures: ["retrieval", "context"]
+            .into_iter()
+            .filter_map(|m| {
+                let text = std::fs::read(crate::last_figures_path(home, m)).ok()?;
+                Some((m.to_string(), serde_json::from_slice(&text).ok()?))
+            })
+            .collect(),
         problems,
     })
 }

@@ -13,3 +13,28 @@ pub mod health;
 pub mod qag;
 pub mod retrieval;
 pub mod title;
+
+/// Where the last figures of each measuring mode are kept (`$MEM_HOME/eval/last-<mode>.json`):
+/// `mem-eval health` shows them beside the memory's own state.
+pub fn last_figures_path(home: &std::path::Path, mode: &str) -> std::path::PathBuf {
+    home.join("eval").join(format!("last-{mode}.json"))
+}
+
+/// Records a run's figures as the last of `mode` (with when they were made). A failure to
+/// write is the caller's to report: the run itself stands.
+pub fn record_figures<T: serde::Serialize>(
+    home: &std::path::Path,
+    mode: &str,
+    figures: &[T],
+) -> memkit_core::Result<()> {
+    let path = last_figures_path(home, mode);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let v = serde_json::json!({
+        "at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "figures": figures,
+    });
+    std::fs::write(&path, serde_json::to_vec_pretty(&v)?)?;
+    Ok(())
+}

@@ -6,3 +6,4 @@
 pub mod embed;
 pub mod index;
 pub mod search;
+pub mod textbook;

@@ -39,9 +39,10 @@ pub const TOOL: super::Tool = super::Tool {
 const DETAILS: &str = r#"
 SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000;
 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the
-budget: recent sessions of this project (10, relative time and summary cut to 200 characters; 400
-tokens), functions changed in its last 5 sessions grouped by file (at most 30; 500), active
-learnings with confidence at least 0.5 (top 10; 300), and observations (600): manual notes first,
+budget: files in play (350 tokens), recent sessions of this project (10, relative time and summary
+cut to 200 characters; 300), functions changed in its last 5 sessions grouped by file (at most 30;
+350), this project's active learnings with confidence at least 0.5, manual ones first (top 10;
+300), and observations (500): manual notes first,
 then by the relevance score's query-free parts (recency, type, overlap with the files changed in the
 git working tree, same project), one index line each (#id type title · when). Observations of other
 projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the

@@ -74,7 +74,8 @@ all observations), the dedup rate (observations merged into an earlier one by th
 of the period), the embedding model in use (the newest vectors', else MEM_EMBED_MODEL) and the
 observations without its vector, each index as mem-index --check sees it and whether the database
 changed after the indexes were last updated, the sizes of the database and the indexes, when the last
-pipeline run started and what it logged. problems names what needs doing: captures in error, an
+pipeline run started and what it logged, and the overall figures the last mem-eval retrieval and
+mem-eval context runs recorded (last_figures, with when; kept in $MEM_HOME/eval). problems names what needs doing: captures in error, an
 index that differs from or is older than the database, observations without a vector. Exit 0 when
 there is none, 1 otherwise (each problem also on stderr).
 
@@ -231,6 +232,15 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Benchmark(a) => benchmark_run(a, io),
         What::Retrieval(a) => retrieval_run(a, io),
         What::Context(a) => context_run(a, io),
+    }
+}
+
+/// Keeps a run's overall figures for `mem-eval health`; a failure is said, not fatal.
+fn record_figures<T: serde::Serialize>(io: &mut Io, mode: &str, figures: &[T]) {
+    if let Err(e) = memkit_eval::record_figures(&config::data_home(), mode, figures) {
+        io.warn(format!(
+            "the figures were not kept for mem-eval health: {e}"
+        ));
     }
 }
 
@@ -453,6 +463,8 @@ fn context_run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
         io.warn("no session to score: a project needs a second session that edits files");
         return Ok(Outcome::NothingFound);
     }
+    let overall: Vec<_> = out.reports.iter().filter(|r| r.project == "all").collect();
+    record_figures(io, "context", &overall);
     io.listing(
         &out.reports,
         &[
@@ -534,6 +546,7 @@ fn retrieval_run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
     if let Some(home) = &out.home {
         io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
     }
+    record_figures(io, "retrieval", &out.reports);
     let mut columns = vec!["set", "mode", "queries", "ndcg@10"];
     let names: Vec<String> =
         a.k.iter()

@@ -40,6 +40,12 @@ fn section(out: &mut String, title: &str, items: &[(&str, &str)]) {
     }
 }
 
+fn cmd_has_subcommands(tool: &Tool) -> bool {
+    (tool.command)()
+        .get_subcommands()
+        .any(|c| !c.is_hide_set() && c.get_name() != "help")
+}
+
 /// The whole man page of one tool, as roff.
 pub fn render(tool: &Tool) -> String {
     let cmd = (tool.command)();
@@ -51,8 +57,11 @@ pub fn render(tool: &Tool) -> String {
     man.render_description_section(&mut buf)
         .expect("write to vec");
     man.render_options_section(&mut buf).expect("write to vec");
-    man.render_subcommands_section(&mut buf)
-        .expect("write to vec");
+    // clap_mangen writes the heading even for a tool without subcommands.
+    if cmd_has_subcommands(tool) {
+        man.render_subcommands_section(&mut buf)
+            .expect("write to vec");
+    }
     let mut out = String::from_utf8(buf).expect("roff is utf-8");
     if !tool.details.is_empty() {
         out.push_str(".SH DETAILS\n");

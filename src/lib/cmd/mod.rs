@@ -9,6 +9,7 @@ pub mod eval;
 pub mod forget;
 pub mod index;
 pub mod install;
+pub mod learn;
 pub mod man;
 pub mod mem;
 pub mod prune;
@@ -28,6 +29,7 @@ pub const ALL: &[Tool] = &[
     search::TOOL,
     context::TOOL,
     ast::TOOL,
+    learn::TOOL,
     report::TOOL,
     eval::TOOL,
     prune::TOOL,

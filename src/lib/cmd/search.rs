@@ -50,10 +50,12 @@ w_recency + type weight × w_type + file overlap × w_files + same project × w_
 the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score
 scaled by the best candidate's; similarity the cosine of the query's and the record's vectors;
 recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6,
-feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
+learning 0.8, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
 files changed in the current git working tree) the record touched. Every weight is configurable
 (MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
---now TIME (MEM_NOW) ranks as of that moment, so a ranking can be reproduced.
+--now TIME (MEM_NOW) ranks as of that moment, so a ranking can be reproduced. Learnings (mem-learn)
+are searched too, the active ones of the projects asked for: by their vectors and by a textbook BM25
+over their content, merged into the lexical list (--type learning for them alone).
 
 BM25 (tantivy) scores one searchable text per record (title, summary, detail, facts, concepts, tags,
 files), its words folded to ASCII, both English-stemmed and as written (a word matched as written
@@ -127,7 +129,7 @@ pub struct Args {
     /// Every project.
     #[arg(long)]
     pub all_projects: bool,
-    /// Only these types (decision, bugfix, feature, refactor, discovery, change, session).
+    /// Only these types (decision, bugfix, feature, refactor, discovery, change, session, learning).
     #[arg(long = "type", value_name = "T,U", value_delimiter = ',')]
     pub kinds: Vec<String>,
     /// Only records with one of these tags (fuzzy).

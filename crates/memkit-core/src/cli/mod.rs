@@ -98,6 +98,13 @@ impl Io {
         }
     }
 
+    /// Tells the user what happened or what to do next (stderr; silenced by --quiet).
+    pub fn tell(&self, msg: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("{}: {msg}", self.prog);
+        }
+    }
+
     /// What a reader says and returns when the database at `db` does not exist yet.
     pub fn no_memories(&self, db: &std::path::Path) -> Outcome {
         self.warn(format!("no memories yet ({} does not exist)", db.display()));
@@ -244,6 +251,25 @@ pub fn render_table(headers: &[&str], rows: &[Vec<String>], fmt: Format) -> Stri
                 .set_header(headers.to_vec());
             for r in rows {
                 t.add_row(r.clone());
+            }
+            if fmt == Format::Table {
+                // A terminal's width is found by itself; $COLUMNS is what a pager or a
+                // script asks for.
+                if let Some(w) = std::env::var("COLUMNS")
+                    .ok()
+                    .and_then(|c| c.trim().parse::<u16>().ok())
+                    .filter(|w| *w >= 20)
+                {
+                    t.set_width(w);
+                }
+                // Times never wrap: titles and paths take the squeeze.
+                for (i, h) in headers.iter().enumerate() {
+                    if (h.ends_with("_at") || *h == "at" || *h == "when")
+                        && let Some(c) = t.column_mut(i)
+                    {
+                        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+                    }
+                }
             }
             format!("{t}\n")
         }

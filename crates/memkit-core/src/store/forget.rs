@@ -60,26 +60,6 @@ pub const KINDS: &[&str] = &[
     "projects",
 ];
 
-fn table_exists(conn: &Connection, name: &str) -> Result<bool> {
-    Ok(conn
-        .query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-            [name],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some())
-}
-
-fn has_column(conn: &Connection, table: &str, col: &str) -> Result<bool> {
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
-        [table, col],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
-}
-
 /// SQL that is true when column `col` contains `?1` or its JSON-escaped form `?2` (list columns
 /// and payloads are JSON: a quote or a newline in the text is escaped there).
 fn contains(col: &str) -> String {
@@ -415,52 +395,46 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
     })
 }
 
-/// Learnings (mem-learn's table, when it exists): those whose text matches go; a forgotten
-/// session leaves their sources, and a learning with no source left (and not written by hand)
-/// goes. Returns the learnings deleted or changed.
+/// Learnings: those whose text or evidence matches go; a forgotten session leaves their
+/// sources (and their evidence, which may quote it), and a learning with no source left (and
+/// not written by hand) goes, with its vector. Returns the learnings deleted or changed.
 fn forget_learnings(c: &Connection, target: &Target, text: &str, esc: &str) -> Result<usize> {
-    if !table_exists(c, "learnings")? {
-        return Ok(0);
-    }
     let mut n = 0;
-    if let Target::Match(_) = target
-        && has_column(c, "learnings", "content")?
-    {
+    if let Target::Match(_) = target {
         n += c.execute(
-            &format!("DELETE FROM learnings WHERE {}", contains("content")),
+            &format!(
+                "DELETE FROM learnings WHERE {} OR {}",
+                contains("content"),
+                contains("evidence")
+            ),
             params![text, esc],
         )?;
     }
-    if has_column(c, "learnings", "source_sessions")? {
-        let cites =
-            "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(learnings.source_sessions)
-                         THEN learnings.source_sessions ELSE '[]' END) j
-                     WHERE j.value IN (SELECT session_id FROM f_sessions))";
-        c.execute_batch(&format!(
-            "CREATE TEMP TABLE IF NOT EXISTS f_learn (id INTEGER PRIMARY KEY);
-             DELETE FROM f_learn;
-             INSERT INTO f_learn SELECT rowid FROM learnings WHERE {cites};"
-        ))?;
-        n += c.execute(
-            "UPDATE learnings SET source_sessions = (SELECT json_group_array(j.value)
-                 FROM json_each(learnings.source_sessions) j
-                 WHERE j.value NOT IN (SELECT session_id FROM f_sessions))
-             WHERE rowid IN (SELECT id FROM f_learn)",
-            [],
-        )?;
-        let manual = if has_column(c, "learnings", "is_manual")? {
-            "AND coalesce(is_manual, 0) = 0"
-        } else {
-            ""
-        };
-        c.execute(
-            &format!(
-                "DELETE FROM learnings WHERE rowid IN (SELECT id FROM f_learn)
-                   AND source_sessions = '[]' {manual}"
-            ),
-            [],
-        )?;
-    }
+    let cites = "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(learnings.source_sessions)
+                     THEN learnings.source_sessions ELSE '[]' END) j
+                 WHERE j.value IN (SELECT session_id FROM f_sessions))";
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE IF NOT EXISTS f_learn (id INTEGER PRIMARY KEY);
+         DELETE FROM f_learn;
+         INSERT INTO f_learn SELECT rowid FROM learnings WHERE {cites};"
+    ))?;
+    n += c.execute(
+        "UPDATE learnings SET evidence = NULL, source_sessions = (SELECT json_group_array(j.value)
+             FROM json_each(learnings.source_sessions) j
+             WHERE j.value NOT IN (SELECT session_id FROM f_sessions))
+         WHERE rowid IN (SELECT id FROM f_learn)",
+        [],
+    )?;
+    c.execute(
+        "DELETE FROM learnings WHERE rowid IN (SELECT id FROM f_learn)
+           AND source_sessions = '[]' AND is_manual = 0",
+        [],
+    )?;
+    c.execute(
+        "DELETE FROM embeddings WHERE owner_kind = 'learning'
+           AND owner_id NOT IN (SELECT id FROM learnings)",
+        [],
+    )?;
     Ok(n)
 }
 
@@ -490,22 +464,19 @@ mod tests {
         c.query_row(sql, [], |r| r.get(0)).unwrap()
     }
 
-    /// mem-learn's table does not exist yet: one as the design describes it, made by hand.
     #[test]
     fn a_forgotten_session_leaves_the_sources_of_learnings() {
         let dir = tempfile::tempdir().unwrap();
         let c = super::super::open(&dir.path().join("mem.db")).unwrap();
         c.execute_batch(
-            "CREATE TABLE learnings (id INTEGER PRIMARY KEY, category TEXT, content TEXT NOT NULL,
-                 confidence REAL, times_seen INTEGER, source_sessions TEXT, is_manual INTEGER,
-                 is_active INTEGER);
-             INSERT INTO sessions (session_id, project) VALUES ('a', '/p'), ('b', '/p');
-             INSERT INTO learnings (content, source_sessions, is_manual) VALUES
-               ('only from a', '[\"a\"]', 0),
-               ('from a and b', '[\"a\",\"b\"]', 0),
-               ('written by hand in a', '[\"a\"]', 1),
-               ('from b', '[\"b\"]', 0),
-               ('no sources at all', '[]', 0);",
+            "INSERT INTO sessions (session_id, project) VALUES ('a', '/p'), ('b', '/p');
+             INSERT INTO learnings (content, category, confidence, source_sessions, evidence,
+                                    is_manual, created_at, updated_at) VALUES
+               ('only from a', 'gotcha', 0.5, '[\"a\"]', 'said in a', 0, 't', 't'),
+               ('from a and b', 'gotcha', 0.59, '[\"a\",\"b\"]', 'said in a', 0, 't', 't'),
+               ('written by hand in a', 'gotcha', 1.0, '[\"a\"]', NULL, 1, 't', 't'),
+               ('from b', 'gotcha', 0.5, '[\"b\"]', 'said in b', 0, 't', 't'),
+               ('no sources at all', 'gotcha', 0.5, '[]', NULL, 0, 't', 't');",
         )
         .unwrap();
         let dry = forget(&c, &Target::Session("a".into()), true).unwrap();
@@ -514,6 +485,14 @@ mod tests {
         assert_eq!(count(&c, "SELECT count(*) FROM learnings"), 5);
         let done = forget(&c, &Target::Session("a".into()), false).unwrap();
         assert_eq!(learn(&done), 3);
+        assert_eq!(
+            count(
+                &c,
+                "SELECT count(*) FROM learnings WHERE evidence = 'said in a'"
+            ),
+            0,
+            "a forgotten session's words leave the evidence too"
+        );
         let left: Vec<(String, String)> = c
             .prepare("SELECT content, source_sessions FROM learnings ORDER BY id")
             .unwrap()

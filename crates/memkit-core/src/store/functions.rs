@@ -337,3 +337,107 @@ pub fn snapshots(
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// An edge as call-graph healing sees it: the current snapshot's parser edges and the edges
+/// observations added.
+#[derive(Debug, Clone)]
+pub struct GraphEdge {
+    pub id: i64,
+    pub caller: String,
+    pub callee: String,
+    pub target: String,
+    pub source: String,
+    pub confidence: f64,
+    pub base_confidence: Option<f64>,
+    pub confirmed_at: Option<String>,
+}
+
+/// The edges of `project`: those of each file's newest snapshot, and those added from
+/// observations.
+pub fn graph_edges(conn: &Connection, project: &str) -> Result<Vec<GraphEdge>> {
+    let mut st = conn.prepare(
+        "SELECT c.id, c.caller, c.callee, c.target, c.source, c.confidence, c.base_confidence,
+                c.confirmed_at
+         FROM call_graph c JOIN ast_files a ON a.session_id = c.session_id AND a.file_path = c.file_path
+         WHERE c.source = 'ast' AND a.project = ?1
+           AND a.created_at = (SELECT max(b.created_at) FROM ast_files b WHERE b.file_path = a.file_path)
+         UNION ALL
+         SELECT c.id, c.caller, c.callee, c.target, c.source, c.confidence, c.base_confidence,
+                c.confirmed_at
+         FROM call_graph c JOIN sessions s ON s.session_id = c.session_id
+         WHERE c.source = 'observation' AND s.project = ?1",
+    )?;
+    let rows = st.query_map([project], |r| {
+        Ok(GraphEdge {
+            id: r.get(0)?,
+            caller: r.get(1)?,
+            callee: r.get(2)?,
+            target: r.get(3)?,
+            source: r.get(4)?,
+            confidence: r.get(5)?,
+            base_confidence: r.get(6)?,
+            confirmed_at: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The file that defines `qualname` in `project`'s newest snapshot that has it (not deleted).
+pub fn defining_file(conn: &Connection, project: &str, qualname: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT file_path, change FROM function_map WHERE project = ?1 AND qualname = ?2
+             ORDER BY created_at DESC, id DESC LIMIT 1",
+            params![project, qualname],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+        )
+        .optional()?
+        .filter(|(_, change)| change != "deleted")
+        .map(|(f, _)| f))
+}
+
+/// Sets an edge's confidence as confirmed now (its base for decay too).
+pub fn confirm_edge(conn: &Connection, id: i64, confidence: f64, now: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE call_graph SET confidence = ?2, base_confidence = ?2,
+             times_confirmed = times_confirmed + 1, confirmed_at = ?3 WHERE id = ?1",
+        params![id, confidence, now],
+    )?;
+    Ok(())
+}
+
+/// Adds an edge an observation gave evidence of, in `session`'s snapshot of the caller's file.
+pub fn add_observed_edge(
+    conn: &Connection,
+    session: &str,
+    file: &str,
+    caller: &str,
+    callee: &str,
+    confidence: f64,
+    now: &str,
+) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO call_graph (session_id, file_path, caller, callee, resolution, target,
+             confidence, line, source, times_confirmed, confirmed_at, base_confidence)
+         VALUES (?1, ?2, ?3, ?4, 'unresolved', ?4, ?5, 0, 'observation', 1, ?6, ?5)",
+        params![session, file, caller, callee, confidence, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn set_edge_confidence(conn: &Connection, id: i64, confidence: f64) -> Result<()> {
+    conn.execute(
+        "UPDATE call_graph SET confidence = ?2 WHERE id = ?1",
+        params![id, confidence],
+    )?;
+    Ok(())
+}
+
+/// Sessions of `project` that started after `at`.
+pub fn sessions_since(conn: &Connection, project: &str, at: &str) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM sessions WHERE project = ?1 AND started_at > ?2",
+        params![project, at],
+        |r| r.get(0),
+    )?)
+}

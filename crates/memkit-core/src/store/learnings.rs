@@ -1,40 +1,275 @@
-//! `learnings`: project knowledge kept by mem-learn (the table exists once it has run).
+//! `learnings`: what mem-learn distilled from a project's sessions, with its confidence, and
+//! the sessions due for extraction.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, params};
 
+use super::{json_list, parse_list};
 use crate::Result;
 
-/// A learning as shown.
-#[derive(Debug, Clone)]
+/// The categories a learning can have.
+pub const CATEGORIES: &[&str] = &["convention", "gotcha", "decision", "dependency", "pattern"];
+
+/// A stored learning.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Learning {
-    pub category: Option<String>,
+    pub id: i64,
+    pub project: Option<String>,
     pub content: String,
+    pub category: String,
+    pub confidence: f64,
+    pub times_seen: i64,
+    pub source_sessions: Vec<String>,
+    /// What it came from: the user's words (heuristic) or the model's reason.
+    pub evidence: Option<String>,
+    pub is_manual: bool,
+    pub is_active: bool,
+    /// The learning that contradicted this one.
+    pub replaced_by: Option<i64>,
+    pub created_at: String,
+    pub updated_at: String,
 }
 
-/// The `limit` learnings most worth showing: active and fairly
-/// confident, manual first, then by confidence and how often seen. `None` when the table does
-/// not exist yet (mem-learn has not run).
-pub fn top(conn: &Connection, limit: usize) -> Result<Option<Vec<Learning>>> {
-    let exists: Option<String> = conn
+const COLUMNS: &str = "id, project, content, category, confidence, times_seen, source_sessions, \
+    evidence, is_manual, is_active, replaced_by, created_at, updated_at";
+
+fn row(r: &rusqlite::Row) -> rusqlite::Result<Learning> {
+    Ok(Learning {
+        id: r.get(0)?,
+        project: r.get(1)?,
+        content: r.get(2)?,
+        category: r.get(3)?,
+        confidence: r.get(4)?,
+        times_seen: r.get(5)?,
+        source_sessions: parse_list(r.get(6)?),
+        evidence: r.get(7)?,
+        is_manual: r.get(8)?,
+        is_active: r.get(9)?,
+        replaced_by: r.get(10)?,
+        created_at: r.get(11)?,
+        updated_at: r.get(12)?,
+    })
+}
+
+/// Which learnings [`list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct Filter<'a> {
+    /// One project (None: every project).
+    pub project: Option<&'a str>,
+    /// Inactive ones too.
+    pub all: bool,
+    pub min_confidence: Option<f64>,
+}
+
+/// Learnings, manual first, then by confidence and how often seen.
+pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Learning>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM learnings
+         WHERE (?1 IS NULL OR project = ?1) AND (?2 OR is_active = 1)
+           AND confidence >= coalesce(?3, 0)
+         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id"
+    ))?;
+    let rows = st.query_map(params![f.project, f.all, f.min_confidence], row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Learning>> {
+    Ok(conn
         .query_row(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'learnings'",
-            [],
-            |r| r.get(0),
+            &format!("SELECT {COLUMNS} FROM learnings WHERE id = ?1"),
+            [id],
+            row,
         )
-        .optional()?;
-    if exists.is_none() {
-        return Ok(None);
-    }
-    let mut st = conn.prepare(
-        "SELECT category, content FROM learnings
-         WHERE is_active = 1 AND confidence >= 0.5
-         ORDER BY is_manual DESC, confidence DESC, times_seen DESC LIMIT ?1",
+        .optional()?)
+}
+
+/// The `limit` learnings of `project` most worth showing: active and at least 0.5 confident,
+/// manual first, then by confidence and how often seen.
+pub fn top(conn: &Connection, project: &str, limit: usize) -> Result<Vec<Learning>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM learnings
+         WHERE project = ?1 AND is_active = 1 AND confidence >= 0.5
+         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id LIMIT ?2"
+    ))?;
+    let rows = st.query_map(params![project, limit as i64], row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A new learning to store.
+#[derive(Debug, Clone)]
+pub struct New<'a> {
+    pub project: Option<&'a str>,
+    pub content: &'a str,
+    pub category: &'a str,
+    pub confidence: f64,
+    pub source_session: Option<&'a str>,
+    pub evidence: Option<&'a str>,
+    pub is_manual: bool,
+}
+
+pub fn insert(conn: &Connection, n: &New, now: &str) -> Result<i64> {
+    let sources: Vec<String> = n.source_session.map(str::to_string).into_iter().collect();
+    conn.execute(
+        "INSERT INTO learnings (project, content, category, confidence, times_seen,
+             source_sessions, evidence, is_manual, is_active, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, 1, ?8, ?8)",
+        params![
+            n.project,
+            n.content,
+            n.category,
+            n.confidence,
+            json_list(&sources),
+            n.evidence,
+            n.is_manual,
+            now
+        ],
     )?;
-    let rows = st.query_map([limit as i64], |r| {
-        Ok(Learning {
-            category: r.get(0)?,
-            content: r.get(1)?,
+    Ok(conn.last_insert_rowid())
+}
+
+/// Writes a learning's confidence, count, sources and state as computed by the caller.
+pub fn update(conn: &Connection, l: &Learning, now: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE learnings SET content = ?2, category = ?3, confidence = ?4, times_seen = ?5,
+             source_sessions = ?6, is_active = ?7, replaced_by = ?8, updated_at = ?9
+         WHERE id = ?1",
+        params![
+            l.id,
+            l.content,
+            l.category,
+            l.confidence,
+            l.times_seen,
+            json_list(&l.source_sessions),
+            l.is_active,
+            l.replaced_by,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// Deletes one learning; false when there was none.
+pub fn remove(conn: &Connection, id: i64) -> Result<bool> {
+    let n = conn.execute("DELETE FROM learnings WHERE id = ?1", [id])?;
+    conn.execute(
+        "DELETE FROM embeddings WHERE owner_kind = 'learning' AND owner_id = ?1",
+        [id],
+    )?;
+    Ok(n > 0)
+}
+
+/// Deletes the learnings of `project` (every project's when None) and lets every summarised
+/// session of it be learned from again. Returns how many went.
+pub fn reset(conn: &Connection, project: Option<&str>) -> Result<usize> {
+    conn.execute(
+        "DELETE FROM embeddings WHERE owner_kind = 'learning' AND owner_id IN
+             (SELECT id FROM learnings WHERE ?1 IS NULL OR project = ?1)",
+        [project],
+    )?;
+    let n = conn.execute(
+        "DELETE FROM learnings WHERE ?1 IS NULL OR project = ?1",
+        [project],
+    )?;
+    conn.execute(
+        "UPDATE sessions SET learned_obs_id = NULL, learned_at = NULL
+         WHERE ?1 IS NULL OR project = ?1",
+        [project],
+    )?;
+    Ok(n)
+}
+
+/// A session whose summary has not been learned from yet.
+#[derive(Debug, Clone)]
+pub struct DueSession {
+    pub session_id: String,
+    pub project: Option<String>,
+    pub summary: String,
+    /// The newest observation the summary covers (recorded once learned).
+    pub summary_obs_id: i64,
+}
+
+/// Summarised sessions not learned from since their last summary, oldest first (`only`: that
+/// session alone, learned or not).
+pub fn due(conn: &Connection, only: Option<&str>) -> Result<Vec<DueSession>> {
+    let mut st = conn.prepare(
+        "SELECT session_id, project, summary, coalesce(summary_obs_id, 0) FROM sessions
+         WHERE summary IS NOT NULL
+           AND (CASE WHEN ?1 IS NULL
+                     THEN learned_at IS NULL OR coalesce(summary_obs_id, 0) > coalesce(learned_obs_id, 0)
+                     ELSE session_id = ?1 END)
+         ORDER BY coalesce(summarized_at, last_activity_at), session_id",
+    )?;
+    let rows = st.query_map([only], |r| {
+        Ok(DueSession {
+            session_id: r.get(0)?,
+            project: r.get(1)?,
+            summary: r.get(2)?,
+            summary_obs_id: r.get(3)?,
         })
     })?;
-    Ok(Some(rows.collect::<rusqlite::Result<_>>()?))
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records that `s` was learned from (in the transaction that stores its outcomes, so a run
+/// killed in between redoes the session and duplicates nothing).
+pub fn mark_learned(conn: &Connection, s: &DueSession, now: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE sessions SET learned_obs_id = ?2, learned_at = ?3 WHERE session_id = ?1",
+        params![s.session_id, s.summary_obs_id, now],
+    )?;
+    Ok(())
+}
+
+/// The prompts the user typed in a session (not a subagent's task, which the main agent wrote),
+/// oldest first.
+pub fn user_prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    Ok(conn
+        .prepare(
+            "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
+               AND agent_id IS NULL ORDER BY created_at, id",
+        )?
+        .query_map([session_id], |r| r.get::<_, String>(0))?
+        .filter_map(|p| p.ok())
+        .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+        .filter_map(|v| v["prompt"].as_str().map(str::to_string))
+        .collect())
+}
+
+/// (learning id, content) of every learning, for mem-embed.
+pub fn texts(conn: &Connection) -> Result<Vec<(i64, String)>> {
+    let mut st = conn.prepare("SELECT id, content FROM learnings ORDER BY id")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The learnings of `ids` (any state), in no particular order.
+pub fn by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Learning>> {
+    super::by_chunks(ids, 500, |list| {
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM learnings WHERE id IN ({list})"
+        ))?;
+        let rows = st.query_map([], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    })
+}
+
+/// The active learnings of `projects` (every project's when None; none for an empty list)
+/// updated within the bounds: what mem-search may find.
+pub fn searchable(
+    conn: &Connection,
+    projects: Option<&[String]>,
+    after: Option<&str>,
+    before: Option<&str>,
+) -> Result<Vec<Learning>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM learnings WHERE is_active = 1
+           AND updated_at >= coalesce(?1, '') AND (?2 IS NULL OR updated_at <= ?2)
+         ORDER BY id"
+    ))?;
+    let rows = st
+        .query_map(params![after, before], row)?
+        .collect::<rusqlite::Result<Vec<Learning>>>()?;
+    Ok(rows
+        .into_iter()
+        .filter(|l| projects.is_none_or(|ps| l.project.as_ref().is_some_and(|p| ps.contains(p))))
+        .collect())
 }

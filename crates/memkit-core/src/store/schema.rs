@@ -223,6 +223,34 @@ CREATE TABLE call_graph (
 );
 CREATE INDEX call_graph_file ON call_graph(file_path, session_id);
 "#,
+    // 8 (mem-learn): a project's learnings with their confidence and what replaced them when
+    // contradicted; the summary each session was last learned from (extraction runs once per
+    // summary); call-graph edges confirmed or added by observations (source 'observation'),
+    // with the confidence they had when last confirmed, from which they decay.
+    r#"
+CREATE TABLE learnings (
+    id              INTEGER PRIMARY KEY,
+    project         TEXT,
+    content         TEXT NOT NULL,
+    category        TEXT NOT NULL CHECK (category IN ('convention','gotcha','decision','dependency','pattern')),
+    confidence      REAL NOT NULL,
+    times_seen      INTEGER NOT NULL DEFAULT 1,
+    source_sessions TEXT NOT NULL DEFAULT '[]',
+    evidence        TEXT,
+    is_manual       INTEGER NOT NULL DEFAULT 0,
+    is_active       INTEGER NOT NULL DEFAULT 1,
+    replaced_by     INTEGER,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE INDEX learnings_project ON learnings(project, is_active, confidence);
+ALTER TABLE sessions ADD COLUMN learned_obs_id INTEGER;
+ALTER TABLE sessions ADD COLUMN learned_at TEXT;
+ALTER TABLE call_graph ADD COLUMN source TEXT NOT NULL DEFAULT 'ast';
+ALTER TABLE call_graph ADD COLUMN times_confirmed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE call_graph ADD COLUMN confirmed_at TEXT;
+ALTER TABLE call_graph ADD COLUMN base_confidence REAL;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

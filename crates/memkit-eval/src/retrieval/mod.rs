@@ -5,7 +5,7 @@
 
 pub mod data;
 pub mod metrics;
-pub mod textbook;
+pub use memkit_search::textbook;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -105,7 +105,14 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
             }
             let indexes: HashMap<&str, textbook::Index> = by_scope
                 .into_iter()
-                .map(|(s, docs)| (s, textbook::Index::new(docs)))
+                .map(|(s, docs)| {
+                    // The title prepended, as the devsets' bm25.py does.
+                    let docs = docs.into_iter().map(|d| match &d.title {
+                        Some(t) if !t.is_empty() => (d.id.clone(), format!("{t} {}", d.text)),
+                        _ => (d.id.clone(), d.text.clone()),
+                    });
+                    (s, textbook::Index::new(docs))
+                })
                 .collect();
             for q in &set.queries {
                 let t = Instant::now();

@@ -80,7 +80,7 @@ pub struct Pending {
 
 /// What the database holds to embed for (model, dim).
 pub struct Owners {
-    /// Observations and session summaries whose embedding is missing or was made from another
+    /// Observations, session summaries and learnings whose embedding is missing or was made from another
     /// text (or by another model or dimension).
     pub pending: Vec<Pending>,
     /// How many are up to date.
@@ -109,6 +109,9 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
         let title = s.title.unwrap_or_default();
         let text = super::observation_text(&title, &s.summary, None, &[], &[]);
         items.push(("session", s.rowid, text));
+    }
+    for (id, content) in store::learnings::texts(conn)? {
+        items.push(("learning", id, content));
     }
     let mut out = Owners {
         pending: Vec::new(),

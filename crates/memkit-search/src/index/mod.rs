@@ -24,11 +24,11 @@ use memkit_core::{Error, Result};
 #[derive(Debug, Clone, Default)]
 pub struct Doc {
     pub key: u64,
-    /// `observation` or `session`.
+    /// `observation`, `session` or `learning`.
     pub source: &'static str,
     pub id: i64,
     pub project: Option<String>,
-    /// Observation type, or `session`.
+    /// Observation type, `session` or `learning`.
     pub kind: String,
     pub session_id: Option<String>,
     /// Creation time, milliseconds since the epoch (UTC).
@@ -269,6 +269,32 @@ impl Doc {
     }
 }
 
+impl Doc {
+    /// A learning: its content is its title; its category and confidence its summary.
+    pub fn of_learning(l: memkit_core::store::learnings::Learning) -> Doc {
+        Doc {
+            key: vector_key("learning", l.id),
+            source: "learning",
+            id: l.id,
+            session_id: None,
+            project: l.project,
+            kind: "learning".into(),
+            summary: format!(
+                "{} (confidence {:.2}, seen {}×)",
+                l.category, l.confidence, l.times_seen
+            ),
+            title: l.content,
+            detail: String::new(),
+            facts: vec![],
+            concepts: vec![l.category],
+            tags: vec![],
+            files: vec![],
+            created_ms: time_ms(&l.updated_at),
+            external_id: None,
+        }
+    }
+}
+
 /// A stable hash of what a session contributes to the index.
 pub fn session_hash(d: &Doc) -> String {
     use sha2::{Digest, Sha256};
@@ -307,11 +333,27 @@ pub fn split_keys<'a>(keys: impl IntoIterator<Item = &'a u64>) -> (Vec<i64>, Vec
     (obs, ses)
 }
 
-/// The records of `keys` (observations and sessions), in no particular order; keys whose record
-/// is gone are skipped.
+/// The learning ids among `keys`.
+pub fn learning_ids<'a>(keys: impl IntoIterator<Item = &'a u64>) -> Vec<i64> {
+    keys.into_iter()
+        .filter_map(|k| match memkit_core::store::owner_of_key(*k) {
+            ("learning", id) => Some(id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The records of `keys` (observations, sessions and active learnings), in no particular
+/// order; keys whose record is gone are skipped.
 pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
     let (obs, ses) = split_keys(keys);
     let mut out = Vec::with_capacity(keys.len());
+    out.extend(
+        memkit_core::store::learnings::by_ids(conn, &learning_ids(keys))?
+            .into_iter()
+            .filter(|l| l.is_active)
+            .map(Doc::of_learning),
+    );
     out.extend(
         observations::by_ids(conn, &obs)?
             .into_iter()

@@ -125,7 +125,31 @@ impl Filters {
             )?;
             keys.extend(rows.into_iter().map(|r| vector_key("session", r)));
         }
+        keys.extend(
+            self.learnings(conn)?
+                .into_iter()
+                .map(|l| vector_key("learning", l.id)),
+        );
         Ok(Some(keys))
+    }
+
+    /// The active learnings that pass (none when the filters ask for other types, tags or a
+    /// session: learnings have neither).
+    pub fn learnings(
+        &self,
+        conn: &Connection,
+    ) -> Result<Vec<memkit_core::store::learnings::Learning>> {
+        let wanted = self.kinds.is_empty() || self.kinds.iter().any(|k| k == "learning");
+        if !wanted || !self.tags.is_empty() || self.session.is_some() {
+            return Ok(Vec::new());
+        }
+        let f = self.store_filter();
+        memkit_core::store::learnings::searchable(
+            conn,
+            self.projects.as_deref(),
+            f.after.as_deref(),
+            f.before.as_deref(),
+        )
     }
 
     pub fn passes(&self, d: &Doc) -> bool {
@@ -212,6 +236,7 @@ impl Default for Weights {
                 ("refactor", 0.4),
                 ("change", 0.3),
                 ("session", 0.5),
+                ("learning", 0.8),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
@@ -350,9 +375,12 @@ impl Searcher {
         }
         let kinds: Vec<String> = kinds.into_iter().map(|k| k.trim().to_lowercase()).collect();
         for k in &kinds {
-            if !memkit_core::record::OBSERVATION_TYPES.contains(&k.as_str()) && k != "session" {
+            if !memkit_core::record::OBSERVATION_TYPES.contains(&k.as_str())
+                && k != "session"
+                && k != "learning"
+            {
                 return Err(Error::Usage(format!(
-                    "unknown type {k:?}: use {} or session",
+                    "unknown type {k:?}: use {}, session or learning",
                     memkit_core::record::OBSERVATION_TYPES.join(", ")
                 )));
             }
@@ -716,6 +744,27 @@ impl Searcher {
                 None => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
             },
         };
+        // Learnings are few: the textbook BM25 over those that pass ranks them, merged into the
+        // lexical list by score.
+        let mut lexical = lexical;
+        if req.engine != Engine::Vector {
+            let learned = req.filters.learnings(&self.conn)?;
+            if !learned.is_empty() {
+                let ix = crate::textbook::Index::new(learned.into_iter().map(|l| {
+                    (
+                        memkit_core::store::vector_key("learning", l.id).to_string(),
+                        l.content,
+                    )
+                }));
+                lexical.extend(
+                    ix.search(&req.text)
+                        .into_iter()
+                        .take(k)
+                        .filter_map(|(key, score)| Some((key.parse().ok()?, score))),
+                );
+                lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            }
+        }
         let vectors = if qvec.is_some() { self.vectors() } else { None };
         let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
             (Some(q), Some(v)) => {
@@ -772,9 +821,15 @@ impl Searcher {
         dim: usize,
         keys: impl Iterator<Item = &'a u64>,
     ) -> Result<HashMap<u64, f64>> {
-        let (obs, ses) = crate::index::split_keys(keys);
+        let keys: Vec<&u64> = keys.collect();
+        let (obs, ses) = crate::index::split_keys(keys.iter().copied());
         let mut out = HashMap::new();
-        for (kind, ids) in [("observation", obs), ("session", ses)] {
+        let learned = crate::index::learning_ids(keys.iter().copied());
+        for (kind, ids) in [
+            ("observation", obs),
+            ("session", ses),
+            ("learning", learned),
+        ] {
             if ids.is_empty() {
                 continue;
             }

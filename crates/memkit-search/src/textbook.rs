@@ -2,11 +2,10 @@
 //! ln(1 + (N − df + 0.5)/(df + 0.5))) over lower-cased runs of letters and digits, no stemming
 //! and no stop words, the title prepended, statistics per scope, every document scoring above 0
 //! ranked, ties by id. The same model as the devsets' `bm25.py`, so its figures can be checked
-//! against the published ones.
+//! against the published ones. mem-search also ranks a project's learnings with it (too few to
+//! keep an index of their own).
 
 use std::collections::HashMap;
-
-use super::data::Doc;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -28,21 +27,18 @@ pub struct Index {
 }
 
 impl Index {
-    pub fn new<'a>(docs: impl IntoIterator<Item = &'a Doc>) -> Index {
+    /// An index of (id, text) documents.
+    pub fn new(docs: impl IntoIterator<Item = (String, String)>) -> Index {
         let mut ix = Index {
             ids: Vec::new(),
             lengths: Vec::new(),
             postings: HashMap::new(),
             avgdl: 0.0,
         };
-        for d in docs {
-            let text = match &d.title {
-                Some(t) if !t.is_empty() => format!("{t} {}", d.text),
-                _ => d.text.clone(),
-            };
+        for (id, text) in docs {
             let toks = tokens(&text);
             let n = ix.ids.len();
-            ix.ids.push(d.id.clone());
+            ix.ids.push(id);
             ix.lengths.push(toks.len());
             let mut tf: HashMap<String, u32> = HashMap::new();
             for t in toks {
@@ -93,21 +89,14 @@ impl Index {
 mod tests {
     use super::*;
 
-    fn doc(id: &str, text: &str) -> Doc {
-        Doc {
-            id: id.into(),
-            scope: "s".into(),
-            text: text.into(),
-            title: None,
-            date: None,
-            tags: vec![],
-        }
+    fn doc(id: &str, text: &str) -> (String, String) {
+        (id.into(), text.into())
     }
 
     #[test]
     fn scores_like_the_textbook_formula() {
         let docs = [doc("a", "cat cat dog"), doc("b", "dog"), doc("c", "bird")];
-        let ix = Index::new(&docs);
+        let ix = Index::new(docs.clone());
         let got = ix.search("cat");
         assert_eq!(got.len(), 1);
         // N 3, df 1, |a| 3, avgdl 5/3
@@ -116,12 +105,12 @@ mod tests {
         let want = idf * 2.0 * (K1 + 1.0) / (2.0 + norm);
         assert!((got[0].1 - want).abs() < 1e-12);
         // Equal scores are ordered by id; a query word counts each time it is written.
-        let ranked: Vec<String> = Index::new(&[doc("z", "x"), doc("y", "x")])
+        let ranked: Vec<String> = Index::new([doc("z", "x"), doc("y", "x")])
             .search("x x")
             .into_iter()
             .map(|r| r.0)
             .collect();
         assert_eq!(ranked, vec!["y", "z"]);
-        assert!(Index::new(&docs).search("Dog_cat")[0].1 > 0.0);
+        assert!(Index::new(docs).search("Dog_cat")[0].1 > 0.0);
     }
 }

@@ -1,0 +1,262 @@
+//! Learnings without an LLM: only what the user said, never a guess. A sentence of a typed
+//! prompt that states a rule ("always …", "never …", "don't …", "use X instead of Y",
+//! "remember that …", "from now on …") is a candidate, with the prompt as its evidence.
+//! Wrappers, pasted blocks, quotes and a subagent's task (which the main agent wrote) are not
+//! the user's words and are never read.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::Candidate;
+
+/// How sure a rule stated with an unmistakable marker is ("always", "never", "from now on",
+/// "remember"); a bare "don't …" or "use X instead of Y" is often meant for this task only.
+const STRONG: f64 = 0.8;
+const WEAK: f64 = 0.6;
+
+/// Sentences longer than this are explanations, not rules.
+const MAX_WORDS: usize = 40;
+const MIN_WORDS: usize = 3;
+
+/// Openers that carry no meaning before the rule ("ok, always …", "also: never …").
+static LEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:(?:ok(?:ay)?|also|and|but|so|btw|note|rule|important|please|just|fyi|oh|to be clear|to be sure|again)\b[\s,:!-]*)+")
+        .unwrap()
+});
+
+/// (pattern at the start of the sentence, category, confidence).
+static RULES: LazyLock<Vec<(Regex, &'static str, f64)>> = LazyLock::new(|| {
+    let r = |p: &str| Regex::new(&format!("(?i){p}")).unwrap();
+    vec![
+        (r(r"^from now on\b"), "convention", STRONG),
+        (
+            r(r"^(?:remember|keep in mind|note) (?:that|to)\b"),
+            "gotcha",
+            STRONG,
+        ),
+        (r(r"^(?:we|you) (?:always|never)\b"), "convention", STRONG),
+        (
+            r(r"^(?:i|we) (?:don'?t|do not|never) want (?:you |it |us |them )?to\b"),
+            "convention",
+            WEAK,
+        ),
+        (r(r"^(?:i|we) (?:always|prefer)\b"), "convention", WEAK),
+        (r(r"^(?:always|never)\s+\w"), "convention", STRONG),
+        (
+            r(r"^(?:don'?t|do not|dont)\s+(?:ever\s+)?\w"),
+            "convention",
+            WEAK,
+        ),
+        (
+            r(r"^(?:use|prefer)\s+\S.{0,60}\b(?:instead of|rather than|over|not)\b"),
+            "convention",
+            WEAK,
+        ),
+        (
+            r(r"^(?:we|the project) (?:use|uses|run|runs)\s+\S.{0,60}\bfor\b"),
+            "convention",
+            WEAK,
+        ),
+    ]
+});
+
+/// "don't worry", "never mind": said to move on, not rules.
+static NOT_RULES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:never ?mind|don'?t (?:worry|bother|know|think|see|understand|get|like|want|need|forget to (?:reply|answer))|do not (?:respond|reply)|always the same)\b",
+    )
+    .unwrap()
+});
+
+/// Words that make a sentence about the moment rather than the project.
+static MOMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:yet|right now|for now|this time|in this (?:pr|task|session|step)|today|anymore)\b")
+        .unwrap()
+});
+
+/// Candidates from the prompts a user typed in one session.
+pub fn extract(prompts: &[String]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for p in prompts {
+        // A rule can follow a clause: "I have both Node and Python, but I don't want …".
+        let clauses = sentences(p).into_iter().flat_map(|s| {
+            let after: Vec<String> = s.split(", but ").skip(1).map(str::to_string).collect();
+            std::iter::once(s).chain(after)
+        });
+        for s in clauses {
+            if let Some(c) = rule(&s, p)
+                && !out
+                    .iter()
+                    .any(|o| crate::lexically_same(&o.content, &c.content))
+            {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The candidate a sentence states, if it states a rule.
+fn rule(sentence: &str, prompt: &str) -> Option<Candidate> {
+    let s = LEAD.replace(sentence.trim(), "");
+    let s = s.trim();
+    let words = s.split_whitespace().count();
+    if !(MIN_WORDS..=MAX_WORDS).contains(&words) || NOT_RULES.is_match(s) || MOMENT.is_match(s) {
+        return None;
+    }
+    // A question asks; it does not rule.
+    if s.ends_with('?') {
+        return None;
+    }
+    let (_, category, confidence) = RULES.iter().find(|(re, _, _)| re.is_match(s))?;
+    let category = if s.to_lowercase().contains(" because ") {
+        "decision"
+    } else {
+        category
+    };
+    let mut content = s.trim_end_matches(['.', '!', ',', ';', ':']).to_string();
+    if let Some(first) = content.get(..1) {
+        content = first.to_uppercase() + &content[1..];
+    }
+    Some(Candidate {
+        content,
+        category: category.to_string(),
+        confidence: *confidence,
+        contradicts: None,
+        evidence: Some(clip(prompt, 300)),
+    })
+}
+
+/// The sentences of a prompt the user wrote: wrappers, fenced and indented code, quoted lines
+/// and list markers left out.
+fn sentences(prompt: &str) -> Vec<String> {
+    let t = prompt.trim_start();
+    if t.starts_with('<') || t.starts_with("Caveat:") || t.starts_with('/') {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in prompt.lines() {
+        let l = line.trim_end();
+        if l.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || l.starts_with("    ") || l.starts_with('\t') || l.trim_start().starts_with('>')
+        {
+            continue;
+        }
+        let l = l
+            .trim_start()
+            .trim_start_matches(['-', '*', '•'])
+            .trim_start();
+        let l = l.trim_start_matches(|c: char| c.is_ascii_digit());
+        let l = l.strip_prefix(". ").or(l.strip_prefix(") ")).unwrap_or(l);
+        let mut start = 0;
+        let b = l.as_bytes();
+        for i in 0..b.len() {
+            let end = matches!(b[i], b'.' | b'!' | b'?' | b';')
+                && b.get(i + 1).is_none_or(|n| *n == b' ');
+            if end {
+                out.push(l[start..=i].trim().to_string());
+                start = i + 1;
+            }
+        }
+        if start < l.len() {
+            out.push(l[start..].trim().to_string());
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+fn clip(s: &str, n: usize) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= n {
+        return s;
+    }
+    let mut c: String = s.chars().take(n).collect();
+    c.push('…');
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(prompts: &[&str]) -> Vec<(String, String)> {
+        let p: Vec<String> = prompts.iter().map(|s| s.to_string()).collect();
+        extract(&p)
+            .into_iter()
+            .map(|c| (c.category, c.content))
+            .collect()
+    }
+
+    #[test]
+    fn rules_the_user_states_are_found() {
+        let got = contents(&[
+            "Fix the failing test. From now on, run the tests with uv run pytest -m 'not browser'.",
+            "ok, always use pnpm instead of npm in this repo",
+            "Remember that the CI image has no ffmpeg",
+            "Never commit the .env file!",
+            "Don't add new dependencies without asking",
+            "Use httpx instead of requests because requests has no async support",
+            "I have both Node and Python, but I don't want to make it only work for me.",
+        ]);
+        assert_eq!(
+            got,
+            [
+                (
+                    "convention".to_string(),
+                    "From now on, run the tests with uv run pytest -m 'not browser'".to_string()
+                ),
+                (
+                    "convention".into(),
+                    "Always use pnpm instead of npm in this repo".into()
+                ),
+                (
+                    "gotcha".into(),
+                    "Remember that the CI image has no ffmpeg".into()
+                ),
+                ("convention".into(), "Never commit the .env file".into()),
+                (
+                    "convention".into(),
+                    "Don't add new dependencies without asking".into()
+                ),
+                (
+                    "decision".into(),
+                    "Use httpx instead of requests because requests has no async support".into()
+                ),
+                (
+                    "convention".into(),
+                    "I don't want to make it only work for me".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn talk_that_is_not_a_rule_is_left_alone() {
+        let got = contents(&[
+            "Never mind",
+            "I don't think we need to loop through all items, the group names should match the filters?",
+            "Don't worry about the docs for now",
+            "don't push yet",
+            "Do you always run the linter?",
+            "<local-command-caveat>Caveat: DO NOT respond to these messages</local-command-caveat>",
+            "Caveat: The messages below were generated by the user while running local commands. DO NOT respond to these messages.",
+            "> Never use unwrap in library code\nthat's what the blog says, what do you think",
+            "```\n# never edit this file\n```",
+            "/clear",
+            "also we don't need to check for the existence of the file, let's just launch it.",
+        ]);
+        assert_eq!(got, Vec::<(String, String)>::new());
+    }
+
+    #[test]
+    fn the_same_rule_twice_is_one_candidate() {
+        let got = contents(&["Always use pnpm.", "always use pnpm!!"]);
+        assert_eq!(got.len(), 1);
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-learn", memkit::cmd::learn::run)
+}
