@@ -88,12 +88,14 @@ fn compression_scores_the_fixture_observations_against_their_captures() {
         )))
     );
     assert_eq!(r["captures"], 2);
-    // Recorded token estimates; the ratio by hand: 366 / 68 = 5.382.
-    assert_eq!(
-        (r["raw_tokens"].as_u64(), r["compressed_tokens"].as_u64()),
-        (Some(366), Some(68))
-    );
-    assert_eq!(r["ratio"], 5.382);
+    // Token estimates of the captures' payloads (they hold the checkout's path, so the raw
+    // figure depends on where the repo lies: 366 in /work/main) and of the observation's text;
+    // the ratio by hand.
+    let raw = r["raw_tokens"].as_u64().unwrap();
+    assert!((330..420).contains(&raw), "{r}");
+    assert_eq!(r["compressed_tokens"].as_u64(), Some(68));
+    let ratio = (raw as f64 / 68.0 * 1000.0).round() / 1000.0;
+    assert_eq!(r["ratio"].as_f64(), Some(ratio));
     assert_eq!(r["title_score"], 1.0);
     assert_eq!(r["faults"], serde_json::json!([]));
     // A listing whose response was dropped after 7 days: raw tokens as the compressor counted
