@@ -152,13 +152,7 @@ pub fn small_session(env: &Env, session: &str, turns: usize) -> usize {
     let mut calls = 0;
     for t in 0..turns {
         let base = json!({"session_id": session, "cwd": "/tmp/proj", "transcript_path": "/nonexistent.jsonl"});
-        let with = |extra: Value| {
-            let mut b = base.clone();
-            for (k, v) in extra.as_object().unwrap() {
-                b[k] = v.clone();
-            }
-            payload(b)
-        };
+        let with = |extra: Value| crate::event(&base, extra);
         env.ok(
             "mem-capture",
             &["--hook"],
@@ -989,13 +983,7 @@ fn install_registers_the_pipeline_on_stop_and_session_end() {
     // detached pipeline compresses the turn and summarises the session.
     let base =
         json!({"session_id": "s1", "cwd": "/tmp/proj", "transcript_path": "/nonexistent.jsonl"});
-    let event = |extra: Value| {
-        let mut b = base.clone();
-        for (k, v) in extra.as_object().unwrap() {
-            b[k] = v.clone();
-        }
-        b.to_string().into_bytes()
-    };
+    let event = |extra: Value| crate::event(&base, extra);
     env.ok(
         "mem-capture",
         &["--hook"],
@@ -1055,11 +1043,7 @@ fn two_sessions_with_the_same_prompt_keep_their_own_observations_and_summaries()
     ] {
         let base = json!({"session_id": session, "cwd": "/tmp/proj", "transcript_path": "/nonexistent.jsonl"});
         let hook = |extra: Value| {
-            let mut b = base.clone();
-            for (k, v) in extra.as_object().unwrap() {
-                b[k] = v.clone();
-            }
-            env.ok("mem-capture", &["--hook"], &payload(b));
+            env.ok("mem-capture", &["--hook"], &crate::event(&base, extra));
         };
         hook(json!({"hook_event_name": "UserPromptSubmit", "prompt": "run the tests"}));
         hook(

@@ -455,3 +455,67 @@ fn benchmark_replays_the_captures_through_two_backends_in_scratch_copies() {
         "scratch copies left"
     );
 }
+
+#[test]
+fn status_counts_what_the_database_holds_and_names_broken_hooks() {
+    let env = fixture_store();
+    let status = |env: &Env| -> Value {
+        let out = env.ok("mem", &["status", "--format", "json"], b"");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
+    };
+    let s = status(&env);
+    assert_eq!(s["type"], "status");
+    for (field, sql) in [
+        ("sessions", "SELECT count(*) FROM sessions"),
+        ("observations", "SELECT count(*) FROM observations"),
+        ("captures", "SELECT count(*) FROM pending_queue"),
+        (
+            "learnings",
+            "SELECT count(*) FROM learnings WHERE is_active = 1",
+        ),
+    ] {
+        assert_eq!(s[field].as_i64(), Some(env.count(sql)), "{field}: {s}");
+    }
+    assert_eq!(
+        s["queue"]["done"].as_i64(),
+        Some(env.count("SELECT count(*) FROM pending_queue WHERE status = 'done'"))
+    );
+    assert!(s["database_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(s["indexes"][0]["index"], "bm25", "{s}");
+    // No hooks yet: said as a problem.
+    assert!(
+        s["problems"]
+            .to_string()
+            .contains("no settings file registers memkit's hooks"),
+        "{s}"
+    );
+    // Installed into the user's settings: counted, and a program that went away is named.
+    let home = env.dir.path().join("home");
+    let bin_dir = crate::bin("mem").parent().unwrap().display().to_string();
+    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    let s = status(&env);
+    let user = &s["hooks"][0];
+    assert_eq!(
+        user["file"].as_str(),
+        Some(home.join(".claude/settings.json").to_str().unwrap())
+    );
+    assert!(user["handlers"].as_u64().unwrap() >= 9, "{s}");
+    assert_eq!(user["missing"], serde_json::json!([]));
+    assert!(!s["problems"].to_string().contains("hooks:"), "{s}");
+    let path = home.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&format!("{bin_dir}/mem-capture"), "/gone/bin/mem-capture");
+    std::fs::write(&path, text).unwrap();
+    let s = status(&env);
+    assert_eq!(
+        s["hooks"][0]["missing"],
+        serde_json::json!(["/gone/bin/mem-capture"])
+    );
+    assert!(
+        s["problems"]
+            .to_string()
+            .contains("/gone/bin/mem-capture, which does not exist"),
+        "{s}"
+    );
+}

@@ -18,13 +18,7 @@ const PROJECT: &str = "/tmp/learnproj";
 fn session_in(env: &Env, cwd: &str, id: &str, prompts: &[&str]) {
     for (t, p) in prompts.iter().enumerate() {
         let base = json!({"session_id": id, "cwd": cwd, "transcript_path": "/nonexistent.jsonl"});
-        let with = |extra: Value| {
-            let mut b = base.clone();
-            for (k, v) in extra.as_object().unwrap() {
-                b[k] = v.clone();
-            }
-            b.to_string().into_bytes()
-        };
+        let with = |extra: Value| crate::event(&base, extra);
         env.ok(
             "mem-capture",
             &["--hook"],
@@ -651,13 +645,7 @@ fn observations_heal_the_call_graph_and_observation_edges_fade() {
     let cwd = "/tmp/healproj";
     let code = "def load(path):\n    return parse(open(path).read())\n\n\ndef parse(text):\n    return text.split()\n\n\ndef report(items):\n    return len(items)\n";
     let base = json!({"session_id": "h1", "cwd": cwd, "transcript_path": "/nonexistent.jsonl"});
-    let with = |extra: Value| {
-        let mut b = base.clone();
-        for (k, v) in extra.as_object().unwrap() {
-            b[k] = v.clone();
-        }
-        b.to_string().into_bytes()
-    };
+    let with = |extra: Value| crate::event(&base, extra);
     env.ok(
         "mem-capture",
         &["--hook"],

@@ -182,6 +182,15 @@ pub fn show(out: &Output) -> String {
     )
 }
 
+/// A hook payload: a session's common fields (`base`) with one event's own (`extra`).
+pub fn event(base: &Value, extra: Value) -> Vec<u8> {
+    let mut b = base.clone();
+    for (k, v) in extra.as_object().expect("an object") {
+        b[k] = v.clone();
+    }
+    b.to_string().into_bytes()
+}
+
 /// Parses JSONL stdout.
 pub fn jsonl(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)

@@ -116,15 +116,41 @@ fn shell_quote(s: &str) -> String {
 
 /// The program a hook command runs: its first word, unquoted, without directories.
 fn program_of(command: &str) -> String {
+    let first = program_path(command);
+    first.rsplit('/').next().unwrap_or(&first).to_string()
+}
+
+/// The program a hook command runs, unquoted, with its directories.
+pub fn program_path(command: &str) -> String {
     let c = command.trim_start();
-    let first = if let Some(rest) = c.strip_prefix('\'') {
-        rest.split('\'').next().unwrap_or("")
+    if let Some(rest) = c.strip_prefix('\'') {
+        rest.split('\'').next().unwrap_or("").to_string()
     } else if let Some(rest) = c.strip_prefix('"') {
-        rest.split('"').next().unwrap_or("")
+        rest.split('"').next().unwrap_or("").to_string()
     } else {
-        c.split_whitespace().next().unwrap_or("")
-    };
-    first.rsplit('/').next().unwrap_or(first).to_string()
+        c.split_whitespace().next().unwrap_or("").to_string()
+    }
+}
+
+/// The commands of memkit's handlers in a settings document.
+pub fn our_commands(settings: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for groups in settings["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+    {
+        for group in groups.as_array().into_iter().flatten() {
+            for h in group["hooks"].as_array().into_iter().flatten() {
+                if is_ours(h)
+                    && let Some(c) = h["command"].as_str()
+                {
+                    out.push(c.to_string());
+                }
+            }
+        }
+    }
+    out
 }
 
 fn is_ours(handler: &Value) -> bool {

@@ -47,8 +47,8 @@ const DETAILS: &str = r#"
 mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status
 is the tool's.
 
-mem pipeline runs the background stages in order, mem-compress (required), mem-embed and mem-index,
-each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
+mem pipeline runs the background stages in order, mem-compress (required), mem-ast, mem-learn,
+mem-embed and mem-index (and mem-prune once a day), each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
 until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
 mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that
 finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the
@@ -56,6 +56,16 @@ stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach 
 its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop
 and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that
 name. MEM_DISABLE=1 makes it a no-op.
+
+mem status shows the state of the memory at a glance, read-only: the database and WAL sizes, counts
+of sessions, observations, active learnings and captures, the queue by status and its errors by
+class, the last pipeline run and what it logged, the embedding model in use and the observations
+without its vector, each index as mem-index --check sees it, LLM tokens spent today against
+MEM_LLM_DAILY_TOKENS, the disk the indexes and models take, and which settings files
+(~/.claude/settings.json, the project's .claude/settings.json and settings.local.json) register
+memkit's hooks, naming hook programs that no longer exist. problems says what needs doing (the
+checks of mem-eval health, plus missing or broken hooks). Always exit 0: mem-eval health is the
+check that fails.
 
 mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
 yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
@@ -95,6 +105,8 @@ pub enum Cmd {
     Version,
     /// Compress, embed and index what is pending, under a lock, until nothing is left.
     Pipeline(PipelineArgs),
+    /// The state of the memory at a glance (read-only): counts, queue, pipeline, embeddings, indexes, hooks, disk.
+    Status,
     /// Write a consistent copy of the database (what its WAL holds included) to FILE.
     Backup {
         /// Where the copy goes (replaced if it exists).
@@ -187,6 +199,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         Some(Cmd::Pipeline(p)) => pipeline(p, io),
         Some(Cmd::Backup { file }) => backup(&file, io),
+        Some(Cmd::Status) => super::status::run(io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
         Some(Cmd::GenMan { dir }) => {
             write_man_pages(&dir)?;
@@ -202,7 +215,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
-const BUILTINS: &[&str] = &["pipeline", "backup", "forget"];
+const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status"];
 
 /// The path this binary was started by, made absolute, when it was started by a path rather
 /// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory

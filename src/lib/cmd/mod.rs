@@ -15,6 +15,7 @@ pub mod mem;
 pub mod prune;
 pub mod report;
 pub mod search;
+pub mod status;
 
 pub use crate::cli::Tool;
 pub use memkit_capture::tool as capture;

@@ -1,0 +1,166 @@
+//! `mem status`: the state of the memory at a glance, read-only. The counts and checks of
+//! `mem-eval health` (one day of history) plus what only a user's machine knows: which
+//! settings files register memkit's hooks and whether the programs they name exist, and the
+//! disk the models and indexes take.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::{Io, Outcome};
+use crate::config::{self, Config};
+use crate::{Result, store};
+
+/// One settings file's memkit hooks.
+#[derive(Debug, Serialize)]
+pub struct Hooks {
+    pub file: String,
+    /// memkit's handlers registered there.
+    pub handlers: usize,
+    /// Programs those handlers name that do not exist (hooks that would fail).
+    pub missing: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Status {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub v: u32,
+    pub database: String,
+    pub database_bytes: u64,
+    pub wal_bytes: u64,
+    pub sessions: i64,
+    pub observations: i64,
+    pub learnings: i64,
+    pub captures: i64,
+    pub queue: std::collections::BTreeMap<String, u64>,
+    pub queue_errors: std::collections::BTreeMap<String, u64>,
+    pub last_pipeline_run: Option<String>,
+    pub pipeline_log: Vec<String>,
+    pub embedding_model: Option<String>,
+    pub without_embedding: u64,
+    pub indexes: Vec<memkit_eval::health::IndexHealth>,
+    pub index_behind: Option<String>,
+    pub llm_tokens_today: u64,
+    pub llm_daily_tokens: Option<u64>,
+    pub index_bytes: u64,
+    pub models_bytes: u64,
+    pub hooks: Vec<Hooks>,
+    pub problems: Vec<String>,
+}
+
+/// The settings files Claude Code reads that may hold memkit's hooks: the user's, then the
+/// current project's shared and local ones.
+fn settings_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(home) = config::env_nonempty("HOME") {
+        out.push(Path::new(&home).join(".claude/settings.json"));
+    }
+    if let Some(dir) = crate::project::current_dir() {
+        let root = PathBuf::from(crate::project::identify(&dir).root);
+        out.push(root.join(".claude/settings.json"));
+        out.push(root.join(".claude/settings.local.json"));
+    }
+    out.dedup();
+    out
+}
+
+fn hooks_of(path: &Path) -> Option<Hooks> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let commands = super::install::our_commands(&v);
+    let mut missing: Vec<String> = commands
+        .iter()
+        .map(|c| super::install::program_path(c))
+        .filter(|p| p.contains('/') && !Path::new(p).is_file())
+        .collect();
+    missing.sort();
+    missing.dedup();
+    Some(Hooks {
+        file: path.display().to_string(),
+        handlers: commands.len(),
+        missing,
+    })
+}
+
+/// Bytes of a file, or of everything under a directory.
+fn size(p: &Path) -> u64 {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(p)
+            .map(|d| d.flatten().map(|e| size(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+pub fn run(io: &mut Io) -> Result<Outcome> {
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let db = cfg.db_path();
+    let Some(conn) = store::open_if_present(&db)? else {
+        return Ok(io.no_memories(&db));
+    };
+    let h = memkit_eval::health::check(&home, &cfg, &conn, 1)?;
+    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let mut problems = h.problems.clone();
+    let hooks: Vec<Hooks> = settings_files()
+        .iter()
+        .filter_map(|p| hooks_of(p))
+        .collect();
+    for hk in &hooks {
+        for m in &hk.missing {
+            problems.push(format!(
+                "hooks: {} runs {m}, which does not exist (mem-install again, from where memkit is now)",
+                hk.file
+            ));
+        }
+    }
+    if hooks.iter().all(|h| h.handlers == 0) {
+        problems.push(
+            "hooks: no settings file registers memkit's hooks (mem-install, or the plugin)".into(),
+        );
+    }
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    let s = Status {
+        kind: "status",
+        v: memkit_core::record::VERSION,
+        database: db.display().to_string(),
+        database_bytes: size(&db),
+        wal_bytes: size(&wal),
+        sessions: count("SELECT count(*) FROM sessions")?,
+        observations: count("SELECT count(*) FROM observations")?,
+        learnings: count("SELECT count(*) FROM learnings WHERE is_active = 1")?,
+        captures: count("SELECT count(*) FROM pending_queue")?,
+        queue: h.queue,
+        queue_errors: h.queue_errors,
+        last_pipeline_run: h.last_pipeline_run,
+        pipeline_log: h.pipeline_log,
+        embedding_model: h.embedding_model,
+        without_embedding: h.without_embedding,
+        indexes: h.indexes,
+        index_behind: h.index_behind,
+        llm_tokens_today: h.llm_tokens_today,
+        llm_daily_tokens: h.llm_daily_tokens,
+        index_bytes: h.index_bytes,
+        models_bytes: size(&config::models_dir()),
+        hooks,
+        problems,
+    };
+    match io.format() {
+        crate::cli::Format::Jsonl | crate::cli::Format::Json => io.document(&s)?,
+        _ => {
+            let v = serde_json::to_value(&s)?;
+            let rows: Vec<Value> = v
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| !matches!(k.as_str(), "type" | "v"))
+                .map(|(k, v)| serde_json::json!({"what": k, "value": v}))
+                .collect();
+            io.listing(&rows, &["what", "value"])?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
