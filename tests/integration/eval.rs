@@ -519,3 +519,98 @@ fn status_counts_what_the_database_holds_and_names_broken_hooks() {
         "{s}"
     );
 }
+
+#[test]
+fn doctor_finds_each_planted_problem_and_fix_repairs_it() {
+    let env = fixture_store()
+        .set("MEM_MODELS", crate::embed::models().to_str().unwrap())
+        .set("MEM_EMBED_MODEL", "minilm-l6");
+    let bin_dir = crate::bin("mem").parent().unwrap().display().to_string();
+    env.ok("mem", &["pipeline"], b"");
+    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    let doctor = |env: &Env, args: &[&str]| -> (Option<i32>, Vec<Value>) {
+        let mut a = vec!["doctor", "--format", "jsonl"];
+        a.extend_from_slice(args);
+        let out = env.run("mem", &a, b"");
+        (out.status.code(), jsonl(&out))
+    };
+    let (code, checks) = doctor(&env, &[]);
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
+
+    // Plant one problem per check.
+    // A turn whose compression failed and left nothing.
+    let base = serde_json::json!({"session_id": "failed", "cwd": "/tmp/proj",
+        "transcript_path": "/nonexistent.jsonl"});
+    for extra in [
+        serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "b1",
+            "tool_input": {"command": "make migrate", "description": "Run the migrations"},
+            "tool_response": {"stdout": "applied 3 migrations", "stderr": "", "interrupted": false}}),
+        serde_json::json!({"hook_event_name": "Stop", "last_assistant_message": "Migrated."}),
+    ] {
+        env.ok("mem-capture", &["--hook"], &crate::event(&base, extra));
+    }
+    // An event a hook spooled (after the hooks above: each hook drains the spool).
+    let spool = env.home().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    let late = serde_json::json!({"session_id": "late", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/tmp/proj", "prompt": "a prompt a busy database kept waiting"});
+    std::fs::write(
+        spool.join("20260301T000000.000000000-1-0.json"),
+        late.to_string(),
+    )
+    .unwrap();
+    let db = env.db();
+    db.execute_batch(
+        "UPDATE pending_queue SET status = 'error', last_error = 'HTTP 500'
+           WHERE session_id = 'failed' AND event = 'PostToolUse';
+         DELETE FROM embeddings WHERE owner_kind = 'observation'
+           AND owner_id = (SELECT max(id) FROM observations);",
+    )
+    .unwrap();
+    drop(db);
+    // An index that lost its files.
+    std::fs::remove_dir_all(env.home().join("index/bm25")).unwrap();
+    // Hooks whose program went away.
+    let settings = env.dir.path().join("home/.claude/settings.json");
+    let text = std::fs::read_to_string(&settings)
+        .unwrap()
+        .replace(&format!("{bin_dir}/mem-capture"), "/gone/bin/mem-capture");
+    std::fs::write(&settings, text).unwrap();
+
+    let (code, checks) = doctor(&env, &[]);
+    assert_eq!(code, Some(1));
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        ["spool", "queue", "embeddings", "indexes", "hooks"],
+        "{checks:?}"
+    );
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["ok"] == true || !c["fix"].as_str().unwrap().is_empty())
+    );
+
+    let (code, checks) = doctor(&env, &["--fix"]);
+    assert_eq!(code, Some(0), "{checks:#?}");
+    for c in checks.iter().filter(|c| c["ok"] == false) {
+        assert_eq!(c["fixed"], true, "{c}");
+    }
+    let (code, checks) = doctor(&env, &[]);
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert_eq!(
+        env.count("SELECT count(*) FROM pending_queue WHERE session_id = 'late'"),
+        1,
+        "the spooled event is stored"
+    );
+    assert!(
+        !std::fs::read_to_string(&settings)
+            .unwrap()
+            .contains("/gone/bin")
+    );
+}

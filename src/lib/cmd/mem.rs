@@ -67,6 +67,14 @@ memkit's hooks, naming hook programs that no longer exist. problems says what ne
 checks of mem-eval health, plus missing or broken hooks). Always exit 0: mem-eval health is the
 check that fails.
 
+mem doctor checks the memory and prints one check record per check (spool, queue, embeddings,
+indexes, hooks) with ok, what it found and the command that fixes it; exit 1 when one fails. With
+--fix it runs the fixes of the failed ones: stores what hooks left in spool/, puts captures in error
+that no observation came from back in the queue, runs mem-embed and mem-index, mem-index --rebuild
+for an index that differs from the database, mem-install (with the directory this mem runs from)
+for settings whose hook programs went missing (or the user's settings when none registers memkit),
+then mem pipeline; each failed check says whether it passes now (fixed).
+
 mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
 yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
 can miss the latest captures: restore by copying FILE over mem.db while nothing runs.
@@ -107,6 +115,12 @@ pub enum Cmd {
     Pipeline(PipelineArgs),
     /// The state of the memory at a glance (read-only): counts, queue, pipeline, embeddings, indexes, hooks, disk.
     Status,
+    /// Check the memory, each check with the command that fixes it; --fix runs the fixes.
+    Doctor {
+        /// Run the fixes (drain the spool, re-queue failed captures, embed, rebuild indexes, re-register hooks), then the pipeline.
+        #[arg(long)]
+        fix: bool,
+    },
     /// Write a consistent copy of the database (what its WAL holds included) to FILE.
     Backup {
         /// Where the copy goes (replaced if it exists).
@@ -200,6 +214,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(Cmd::Pipeline(p)) => pipeline(p, io),
         Some(Cmd::Backup { file }) => backup(&file, io),
         Some(Cmd::Status) => super::status::run(io),
+        Some(Cmd::Doctor { fix }) => super::doctor::run(fix, io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
         Some(Cmd::GenMan { dir }) => {
             write_man_pages(&dir)?;
@@ -215,7 +230,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
-const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status"];
+const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor"];
 
 /// The path this binary was started by, made absolute, when it was started by a path rather
 /// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory

@@ -4,6 +4,7 @@
 pub mod ast;
 pub mod compress;
 pub mod context;
+pub mod doctor;
 pub mod embed;
 pub mod eval;
 pub mod forget;

@@ -66,6 +66,14 @@ fn settings_files() -> Vec<PathBuf> {
     out
 }
 
+/// memkit's hooks in each settings file that exists.
+pub fn hooks() -> Vec<Hooks> {
+    settings_files()
+        .iter()
+        .filter_map(|p| hooks_of(p))
+        .collect()
+}
+
 fn hooks_of(path: &Path) -> Option<Hooks> {
     let text = std::fs::read_to_string(path).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
@@ -105,10 +113,7 @@ pub fn run(io: &mut Io) -> Result<Outcome> {
     let h = memkit_eval::health::check(&home, &cfg, &conn, 1)?;
     let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
     let mut problems = h.problems.clone();
-    let hooks: Vec<Hooks> = settings_files()
-        .iter()
-        .filter_map(|p| hooks_of(p))
-        .collect();
+    let hooks = hooks();
     for hk in &hooks {
         for m in &hk.missing {
             problems.push(format!(

@@ -1,0 +1,240 @@
+//! `mem doctor [--fix]`: each check of the memory with its verdict and the command that fixes
+//! it; `--fix` runs the fixes: drains the spool, puts captures whose compression failed and
+//! left nothing back in the queue, embeds what lacks a vector, rebuilds indexes that differ
+//! from the database, re-registers hooks whose programs went missing, then runs the pipeline.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::cli::{Io, Outcome};
+use crate::config::{self, Config};
+use crate::{Error, Result, store};
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub v: u32,
+    pub check: &'static str,
+    pub ok: bool,
+    pub detail: String,
+    /// The command that fixes it (empty when nothing needs doing).
+    pub fix: String,
+    /// With --fix: whether the fix ran and the check passes now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<bool>,
+}
+
+fn check(name: &'static str, ok: bool, detail: String, fix: &str) -> Check {
+    Check {
+        kind: "check",
+        v: memkit_core::record::VERSION,
+        check: name,
+        ok,
+        detail,
+        fix: if ok { String::new() } else { fix.to_string() },
+        fixed: None,
+    }
+}
+
+/// The directory of the running `mem`, where its sibling tools are.
+fn bin_dir() -> Result<PathBuf> {
+    std::env::current_exe()?
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| Error::other("cannot tell where mem runs from"))
+}
+
+/// Runs a sibling tool quietly; its stderr is kept for the report.
+fn tool(name: &str, args: &[&str]) -> Result<std::result::Result<(), String>> {
+    let out = Command::new(bin_dir()?.join(name))
+        .args(args)
+        .arg("-q")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Error::other(format!("cannot run {name}: {e}")))?;
+    Ok(if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    })
+}
+
+/// Captures in error that no observation came from: their compression left nothing.
+const ORPHAN_ERRORS: &str = "FROM pending_queue q WHERE q.status = 'error'
+     AND NOT EXISTS (SELECT 1 FROM observation_sources s WHERE s.queue_id = q.id)";
+
+fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    let spool = memkit_capture::spool::Spool::new(home);
+    let spooled: usize = [&spool.primary, &spool.fallback]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .map(|d| d.flatten().count())
+        .sum();
+    out.push(check(
+        "spool",
+        spooled == 0,
+        format!("{spooled} events a hook could not store yet"),
+        "mem doctor --fix (stores them now)",
+    ));
+    let orphans: i64 = conn.query_row(&format!("SELECT count(*) {ORPHAN_ERRORS}"), [], |r| {
+        r.get(0)
+    })?;
+    out.push(check(
+        "queue",
+        orphans == 0,
+        format!("{orphans} captures in error that no observation came from"),
+        "mem doctor --fix (queues them again), then mem pipeline",
+    ));
+    let h = memkit_eval::health::check(home, cfg, conn, 1)?;
+    out.push(check(
+        "embeddings",
+        h.without_embedding == 0,
+        format!(
+            "{} observations without a vector of {}",
+            h.without_embedding,
+            h.embedding_model.as_deref().unwrap_or("the model in use")
+        ),
+        "mem-embed && mem-index",
+    ));
+    let bad: Vec<String> = h
+        .indexes
+        .iter()
+        .filter(|i| i.missing > 0 || i.extra > 0 || i.error.is_some())
+        .map(|i| {
+            i.error.clone().map_or_else(
+                || format!("{}: {} missing, {} extra", i.index, i.missing, i.extra),
+                |e| format!("{}: {e}", i.index),
+            )
+        })
+        .collect();
+    out.push(check(
+        "indexes",
+        bad.is_empty(),
+        if bad.is_empty() {
+            format!("{} indexes match the database", h.indexes.len())
+        } else {
+            bad.join("; ")
+        },
+        "mem-index --rebuild",
+    ));
+    let hooks = super::status::hooks();
+    let broken: Vec<String> = hooks
+        .iter()
+        .filter(|h| !h.missing.is_empty())
+        .map(|h| format!("{} runs {}", h.file, h.missing.join(", ")))
+        .collect();
+    out.push(check(
+        "hooks",
+        broken.is_empty() && hooks.iter().any(|h| h.handlers > 0),
+        if !broken.is_empty() {
+            format!("{} (missing programs)", broken.join("; "))
+        } else if hooks.iter().any(|h| h.handlers > 0) {
+            "registered; every program exists".into()
+        } else {
+            "no settings file registers memkit's hooks".into()
+        },
+        "mem-install (from where memkit is installed now)",
+    ));
+    Ok(out)
+}
+
+/// Runs the fix of one failed check; `Err` says why it could not.
+fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), String>> {
+    match c.check {
+        "spool" => {
+            let conn = store::open(&cfg.db_path())?;
+            let policy = memkit_capture::Policy::from_config(cfg)?;
+            let spool = memkit_capture::spool::Spool::new(home);
+            // A drain takes at most a batch: repeat until a round stores nothing.
+            while spool.drain(&conn, &policy)? > 0 {}
+            Ok(Ok(()))
+        }
+        "queue" => {
+            let conn = store::open(&cfg.db_path())?;
+            conn.execute(
+                &format!(
+                    "UPDATE pending_queue SET status = 'raw', attempts = 0, next_attempt_at = NULL
+                     WHERE id IN (SELECT q.id {ORPHAN_ERRORS})"
+                ),
+                [],
+            )?;
+            Ok(Ok(()))
+        }
+        "embeddings" => Ok(tool("mem-embed", &[])?.and(tool("mem-index", &[])?)),
+        "indexes" => tool("mem-index", &["--rebuild"]),
+        "hooks" => {
+            let bin = bin_dir()?.display().to_string();
+            let mut res = Ok(());
+            let hooks = super::status::hooks();
+            let targets: Vec<&super::status::Hooks> =
+                hooks.iter().filter(|h| !h.missing.is_empty()).collect();
+            if targets.is_empty() {
+                // Nothing registered at all: the user's settings.
+                return tool("mem-install", &["--bin-dir", &bin]);
+            }
+            for h in targets {
+                res = res.and(tool(
+                    "mem-install",
+                    &["--settings", &h.file, "--bin-dir", &bin],
+                )?);
+            }
+            Ok(res)
+        }
+        _ => Ok(Ok(())),
+    }
+}
+
+pub fn run(fix_them: bool, io: &mut Io) -> Result<Outcome> {
+    let home = config::data_home();
+    let cfg = Config::load(&home)?;
+    let db = cfg.db_path();
+    let Some(conn) = store::open_if_present(&db)? else {
+        return Ok(io.no_memories(&db));
+    };
+    let mut found = checks(&home, &cfg, &conn)?;
+    drop(conn);
+    if fix_them && found.iter().any(|c| !c.ok) {
+        let mut why: Vec<(usize, String)> = Vec::new();
+        for (i, c) in found.iter().enumerate() {
+            if !c.ok
+                && let Err(e) = fix(c, &home, &cfg)?
+            {
+                why.push((i, e));
+            }
+        }
+        // What was queued or stored is compressed, embedded and indexed now.
+        if let Err(e) = tool("mem", &["pipeline"])? {
+            io.warn(e);
+        }
+        let conn = store::open(&db)?;
+        let after = checks(&home, &cfg, &conn)?;
+        for (i, (before, now)) in found.iter_mut().zip(after).enumerate() {
+            if !before.ok {
+                before.fixed = Some(now.ok);
+                if let Some((_, e)) = why.iter().find(|(j, _)| *j == i) {
+                    before.detail = format!("{}; the fix failed: {e}", before.detail);
+                } else if !now.ok {
+                    before.detail = format!("{}; after the fix: {}", before.detail, now.detail);
+                }
+            }
+        }
+    }
+    io.listing(&found, &["check", "ok", "detail", "fix", "fixed"])?;
+    let healthy = found.iter().all(|c| c.ok || c.fixed == Some(true));
+    for c in found.iter().filter(|c| !c.ok && c.fixed != Some(true)) {
+        io.warn(format!("{}: {} (fix: {})", c.check, c.detail, c.fix));
+    }
+    Ok(if healthy {
+        Outcome::Ok
+    } else {
+        Outcome::NothingFound
+    })
+}
