@@ -86,7 +86,8 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
     // assumptions about people's env."). Subagent tasks written by the main agent ("Do not push.
     // Do not merge."), hook output ("prefer comparing against an empty list"), local-command
     // caveats ("DO NOT respond") and assistant text are not the user's rules.
-    // "To be clear: don't use ClMail for communication, use the builtin subagent teams."
+    // "To be clear: don't use ClMail for communication, use the builtin subagent teams." And
+    // the one command two sessions of claude-code-log ran successfully.
     let mut got = got;
     got.sort();
     assert_eq!(
@@ -99,10 +100,28 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
             (
                 "I don't want to make it only work for me or make assumptions about people's env",
                 "convention"
-            )
+            ),
+            ("Sessions here run `uv run pyright`", "convention"),
         ],
         "{recs:#?}"
     );
+    let pyright = recs
+        .iter()
+        .find(|r| r["content"].as_str().unwrap().contains("pyright"))
+        .unwrap();
+    assert_eq!(pyright["project"], "/Users/dain/workspace/claude-code-log");
+    assert_eq!(
+        env.count(
+            "SELECT count(DISTINCT session_id) FROM pending_queue WHERE event = 'PostToolUse'
+             AND json_extract(payload, '$.tool_input.command') = 'uv run pyright'"
+        ),
+        2
+    );
+    let recs: Vec<Value> = recs
+        .iter()
+        .filter(|r| !r["content"].as_str().unwrap().contains("pyright"))
+        .cloned()
+        .collect();
     let js: Vec<&Value> = recs
         .iter()
         .filter(|r| r["content"].as_str().unwrap().starts_with("I don't"))
@@ -156,7 +175,7 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
         None,
         "{again:?}"
     );
-    assert_eq!(env.count("SELECT count(*) FROM learnings"), 2);
+    assert_eq!(env.count("SELECT count(*) FROM learnings"), 3);
 }
 
 #[test]

@@ -62,17 +62,22 @@ impl<'a> Extractor<'a> {
         })
     }
 
-    /// The candidates of one session.
+    /// The candidates of one session (`repeated`: the heuristic's from commands seen in two
+    /// sessions, used when the heuristic extracts).
     pub fn extract(
         &mut self,
         session: &str,
         summary: &str,
         observations: &[Observation],
         prompts: &[String],
+        repeated: &[Candidate],
         active: &[Learning],
     ) -> Result<Extracted> {
         let heuristic = |fallback: Option<String>| Extracted {
-            candidates: heuristic::extract(prompts),
+            candidates: heuristic::extract(prompts)
+                .into_iter()
+                .chain(repeated.iter().cloned())
+                .collect(),
             by: "heuristic".into(),
             fallback,
         };

@@ -1,6 +1,7 @@
-//! Learnings without an LLM: only what the user said, never a guess. A sentence of a typed
-//! prompt that states a rule ("always …", "never …", "don't …", "use X instead of Y",
-//! "remember that …", "from now on …") is a candidate, with the prompt as its evidence.
+//! Learnings without an LLM: only what the user said or what sessions showed twice, never a
+//! guess. A sentence of a typed prompt that states a rule ("always …", "never …", "don't …",
+//! "use X instead of Y", "remember that …", "from now on …") is a candidate, with the prompt as
+//! its evidence; so is a command that succeeded in two sessions of the project.
 //! Wrappers, pasted blocks, quotes and a subagent's task (which the main agent wrote) are not
 //! the user's words and are never read.
 
@@ -93,6 +94,75 @@ pub fn extract(prompts: &[String]) -> Vec<Candidate> {
                 out.push(c);
             }
         }
+    }
+    out
+}
+
+/// Programs whose runs say nothing about how a project works (looking around, not doing).
+const LOOKING: &[&str] = &[
+    "ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "wc", "sed", "awk", "which",
+    "tree", "du", "df", "cd", "sleep", "true", "file", "stat", "sort", "diff", "less", "jq",
+];
+
+/// A command as it is compared across sessions: one line, spaces collapsed, a leading
+/// `cd DIR &&` dropped; `None` for what is not worth remembering (looking around, git's read
+/// commands, scripts and one-off long lines).
+pub fn command_key(cmd: &str) -> Option<String> {
+    if cmd.contains('\n') || cmd.contains("<<") {
+        return None;
+    }
+    let mut c = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(rest) = c.strip_prefix("cd ").and_then(|r| r.split_once(" && ")) {
+        c = rest.1.to_string();
+    }
+    let mut words = c.split_whitespace();
+    let program = words.next()?;
+    let sub = words.next().unwrap_or("");
+    let git_reads = [
+        "status",
+        "diff",
+        "log",
+        "show",
+        "branch",
+        "remote",
+        "rev-parse",
+        "ls-files",
+    ];
+    if c.len() > 100
+        || LOOKING.contains(&program)
+        || (program == "git" && (sub.is_empty() || git_reads.contains(&sub)))
+    {
+        return None;
+    }
+    Some(c)
+}
+
+/// Candidates from commands that succeeded in this session and in an earlier one of the
+/// project: a fact seen twice ("`uv run pyright`" is how this project type-checks), with the
+/// sessions as evidence.
+pub fn repeated_commands(this: &[String], earlier: &[(String, String)]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for c in this.iter().filter_map(|c| command_key(c)) {
+        let mut before: Vec<&str> = earlier
+            .iter()
+            .filter(|(_, e)| command_key(e).as_deref() == Some(c.as_str()))
+            .map(|(s, _)| s.as_str())
+            .collect();
+        before.sort();
+        before.dedup();
+        if before.is_empty() || out.iter().any(|o| o.content.contains(&format!("`{c}`"))) {
+            continue;
+        }
+        out.push(Candidate {
+            content: format!("Sessions here run `{c}`"),
+            category: "convention".into(),
+            confidence: WEAK,
+            contradicts: None,
+            evidence: Some(format!(
+                "run successfully in this session and in {}",
+                clip(&before.join(", "), 200)
+            )),
+        });
     }
     out
 }
@@ -252,6 +322,38 @@ mod tests {
             "also we don't need to check for the existence of the file, let's just launch it.",
         ]);
         assert_eq!(got, Vec::<(String, String)>::new());
+    }
+
+    #[test]
+    fn commands_run_in_two_sessions_are_candidates_and_looking_around_is_not() {
+        let this: Vec<String> = [
+            "cd /repo && uv run   pyright",
+            "ls -la",
+            "git status",
+            "uv run pytest -m 'not browser'",
+            "make deploy",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let earlier = vec![
+            ("s0".to_string(), "uv run pyright".to_string()),
+            ("s1".to_string(), "uv run pyright".to_string()),
+            ("s0".to_string(), "ls -la".to_string()),
+            ("s0".to_string(), "git status".to_string()),
+        ];
+        let got = repeated_commands(&this, &earlier);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].content, "Sessions here run `uv run pyright`");
+        assert_eq!(
+            got[0].evidence.as_deref(),
+            Some("run successfully in this session and in s0, s1")
+        );
+        assert_eq!(
+            command_key("git commit -m x").as_deref(),
+            Some("git commit -m x")
+        );
+        assert_eq!(command_key("cat <<EOF > f\nx\nEOF"), None);
     }
 
     #[test]

@@ -56,7 +56,9 @@ active learnings with their ids (low-confidence ones marked), answering candidat
 a confidence and the id of a learning they contradict. Without one, or past the cap, or when the
 call fails: the heuristic, which takes only what the user typed (never assistant text, a subagent's
 task, wrappers, quotes or code): sentences that state a rule ("always …", "never …", "don't …", "use
-X instead of Y", "remember that …", "from now on …"). Each candidate's outcome: skipped (extraction
+X instead of Y", "remember that …", "from now on …"); and commands that succeeded in this session
+and an earlier one of the project ("Sessions here run `uv run pyright`"; not ls, cat, grep, git
+status and other looking around). Each candidate's outcome: skipped (extraction
 confidence under 0.3, already counted for this session, or contradicting a manual learning), merged
 (the same as an active learning of the project: embedding cosine at least 0.90 with the model of
 the stored vectors when it is installed, and always when the content words nearly coincide),
@@ -433,7 +435,21 @@ fn extract(
                 ..Default::default()
             },
         )?;
-        let got = ex.extract(&s.session_id, &s.summary, &obs, &prompts, &active)?;
+        let repeated = match project {
+            Some(p) => memkit_learn::heuristic::repeated_commands(
+                &learnings::commands(&conn, &s.session_id)?,
+                &learnings::earlier_commands(&conn, p, &s.session_id)?,
+            ),
+            None => Vec::new(),
+        };
+        let got = ex.extract(
+            &s.session_id,
+            &s.summary,
+            &obs,
+            &prompts,
+            &repeated,
+            &active,
+        )?;
         if let Some(f) = &got.fallback
             && !fallbacks.contains(f)
         {

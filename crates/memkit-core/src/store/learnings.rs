@@ -273,3 +273,42 @@ pub fn searchable(
         .filter(|l| projects.is_none_or(|ps| l.project.as_ref().is_some_and(|p| ps.contains(p))))
         .collect())
 }
+
+/// The commands a session ran that succeeded (Bash, as typed), oldest first.
+pub fn commands(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT json_extract(payload, '$.tool_input.command') FROM pending_queue
+         WHERE session_id = ?1 AND event = 'PostToolUse' AND tool_name = 'Bash'
+           AND agent_id IS NULL ORDER BY created_at, id",
+    )?;
+    let rows = st.query_map([session_id], |r| r.get::<_, Option<String>>(0))?;
+    Ok(rows
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// (session, command) of the successful commands of `project`'s sessions that started before
+/// `session` did.
+pub fn earlier_commands(
+    conn: &Connection,
+    project: &str,
+    session_id: &str,
+) -> Result<Vec<(String, String)>> {
+    let mut st = conn.prepare(
+        "SELECT q.session_id, json_extract(q.payload, '$.tool_input.command') FROM pending_queue q
+           JOIN sessions s ON s.session_id = q.session_id
+         WHERE s.project = ?1 AND q.session_id != ?2 AND q.event = 'PostToolUse'
+           AND q.tool_name = 'Bash' AND q.agent_id IS NULL
+           AND s.started_at < (SELECT started_at FROM sessions WHERE session_id = ?2)",
+    )?;
+    let rows = st.query_map(params![project, session_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    Ok(rows
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .filter_map(|(s, c)| Some((s, c?)))
+        .collect())
+}
