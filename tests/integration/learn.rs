@@ -53,6 +53,13 @@ fn list(env: &Env, extra: &[&str]) -> Vec<Value> {
     jsonl(&env.run("mem-learn", &args, b""))
 }
 
+/// (a, b) of each record's two text fields.
+fn pairs<'a>(recs: &'a [Value], a: &str, b: &str) -> Vec<(&'a str, &'a str)> {
+    recs.iter()
+        .map(|r| (r[a].as_str().unwrap(), r[b].as_str().unwrap()))
+        .collect()
+}
+
 fn by_content(env: &Env) -> BTreeMap<String, Value> {
     list(env, &["--all"])
         .into_iter()
@@ -72,15 +79,7 @@ fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
         b"",
     );
     let recs = learn(&env);
-    let got: Vec<(&str, &str)> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["content"].as_str().unwrap(),
-                r["category"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let got: Vec<(&str, &str)> = pairs(&recs, "content", "category");
     // The one durable preference the fixtures' users stated in their own words (JSSoundRecorder:
     // "I have both Node and Python, but I don't want to make it only work for me or make
     // assumptions about people's env."). Subagent tasks written by the main agent ("Do not push.
@@ -191,15 +190,7 @@ fn learnings_gain_confidence_when_seen_again_and_lose_it_when_contradicted() {
         ],
     );
     let recs = learn(&env);
-    let outcomes: Vec<(&str, &str)> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["outcome"].as_str().unwrap(),
-                r["content"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let outcomes: Vec<(&str, &str)> = pairs(&recs, "outcome", "content");
     assert_eq!(
         outcomes,
         [
