@@ -1460,7 +1460,7 @@ fn openai_cut_filtered_and_refused_answers() {
 
 /// A fake `claude` that records its arguments, environment and directory, writes `stderr_kb`
 /// KB and then `said` to stderr, and answers `answer` on stdout with exit code `code`.
-fn fake_claude(
+pub fn fake_claude(
     env: &Env,
     answer: &Value,
     stderr_kb: usize,

@@ -818,3 +818,30 @@ fn the_pipeline_learns_once_per_summarised_session() {
     );
     assert_eq!(other.status.code(), Some(1), "{}", show(&other));
 }
+
+#[test]
+fn claude_cli_extraction_goes_through_the_users_claude() {
+    let env = Env::new();
+    let answer = json!({"type": "result", "is_error": false, "result": "",
+        "structured_output": {"learnings": [
+            {"content": "Release with make release VERSION=x.y.z", "category": "convention",
+             "confidence": 0.9, "reason": "the user did it twice"}]},
+        "usage": {"input_tokens": 3, "cache_read_input_tokens": 300, "output_tokens": 20}});
+    let (fake, seen) = crate::compress::fake_claude(&env, &answer, 0, "", 0);
+    let env = env
+        .set("MEM_LLM", "claude-cli")
+        .set("MEM_CLAUDE_BIN", fake.to_str().unwrap());
+    let recs = learn_session(&env, "s1", "Cut the release");
+    let l: Vec<&Value> = recs.iter().filter(|r| r["type"] == "learning").collect();
+    assert_eq!(l.len(), 1, "{recs:?}");
+    assert_eq!(
+        (l[0]["outcome"].as_str(), l[0]["by"].as_str()),
+        (Some("inserted"), Some("claude-cli"))
+    );
+    assert_eq!(recs.last().unwrap()["counts"]["tokens_in"], 303);
+    let got = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        got.contains("[--system-prompt]\n[You extract durable project knowledge"),
+        "{got}"
+    );
+}
