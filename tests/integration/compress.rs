@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{Env, bin, fixtures, jsonl, show, wait_for};
+use crate::{Env, bin, jsonl, show, wait_for};
 
 /// A request the mock server received.
 #[derive(Debug, Clone)]
@@ -257,14 +257,7 @@ pub fn pipeline(env: &Env, args: &[&str]) -> Command {
 #[test]
 fn fixtures_through_the_heuristic_pipeline() {
     let env = Env::new();
-    env.ok(
-        "mem-capture",
-        &[
-            "--transcripts",
-            fixtures().join("transcripts").to_str().unwrap(),
-        ],
-        b"",
-    );
+    env.import_fixtures();
     let out = pipeline(&env, &[]).output().unwrap();
     assert!(out.status.success(), "{}", show(&out));
     assert_all_accounted(&env);
@@ -592,14 +585,7 @@ fn openai_backend_and_calls_per_turn_group_on_the_fixtures() {
         .set("MEM_LLM_URL", &format!("{}/v1", mock.url))
         .set("MEM_LLM_MODEL", "qwen2.5:3b")
         .set("MEM_LLM_PROMPT_TOKENS", "10000000");
-    env.ok(
-        "mem-capture",
-        &[
-            "--transcripts",
-            fixtures().join("transcripts").to_str().unwrap(),
-        ],
-        b"",
-    );
+    env.import_fixtures();
     let tool_calls = count(
         &env,
         "SELECT count(*) FROM pending_queue WHERE event LIKE 'PostToolUse%'",
@@ -1083,12 +1069,7 @@ fn two_sessions_with_the_same_prompt_keep_their_own_observations_and_summaries()
 #[test]
 fn heuristic_titles_read_like_a_colleagues_note() {
     let env = Env::new();
-    let tr = fixtures().join("transcripts");
-    env.ok(
-        "mem-capture",
-        &["-q", "--transcripts", tr.to_str().unwrap()],
-        b"",
-    );
+    env.import_fixtures();
     env.ok("mem-compress", &["-q"], b"");
     let titles: Vec<(String, String)> =
         env.pairs("SELECT title, type FROM observations WHERE is_manual = 0 ORDER BY id");

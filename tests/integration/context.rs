@@ -14,8 +14,7 @@ fn template() -> &'static Path {
     static T: OnceLock<tempfile::TempDir> = OnceLock::new();
     T.get_or_init(|| {
         let env = Env::new();
-        let tr = fixtures().join("transcripts").display().to_string();
-        env.ok("mem-capture", &["-q", "--transcripts", &tr], b"");
+        env.import_fixtures();
         env.ok("mem-compress", &["-q"], b"");
         env.ok("mem-index", &["-q"], b"");
         let dir = tempfile::tempdir().unwrap();

@@ -5,17 +5,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Env, fixtures, jsonl, show};
+use crate::{Env, jsonl, show};
 
 /// The fixture transcripts captured, compressed (heuristic) and indexed.
 fn fixture_store() -> Env {
     let env = Env::new();
-    let tr = fixtures().join("transcripts");
-    env.ok(
-        "mem-capture",
-        &["-q", "--transcripts", tr.to_str().unwrap()],
-        b"",
-    );
+    env.import_fixtures();
     env.ok("mem-compress", &["-q"], b"");
     env.ok("mem-index", &["-q"], b"");
     env

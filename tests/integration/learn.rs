@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::compress::{Mock, Reply, anthropic_reply, openai_reply};
-use crate::{Env, fixtures, jsonl, show};
+use crate::{Env, jsonl, show};
 
 const PROJECT: &str = "/tmp/learnproj";
 
@@ -70,14 +70,7 @@ fn by_content(env: &Env) -> BTreeMap<String, Value> {
 #[test]
 fn the_heuristic_finds_on_the_fixtures_only_what_users_typed() {
     let env = Env::new();
-    env.ok(
-        "mem-capture",
-        &[
-            "--transcripts",
-            fixtures().join("transcripts").to_str().unwrap(),
-        ],
-        b"",
-    );
+    env.import_fixtures();
     let recs = learn(&env);
     let got: Vec<(&str, &str)> = pairs(&recs, "content", "category");
     // The one durable preference the fixtures' users stated in their own words (JSSoundRecorder:
@@ -678,13 +671,7 @@ fn observations_heal_the_call_graph_and_observation_edges_fade() {
     env.ok("mem-compress", &["--backend", "heuristic"], b"");
     env.ok("mem-ast", &[], b"");
     let changed: String = env
-        .db()
-        .query_row(
-            "SELECT functions_changed FROM observations WHERE files_modified LIKE '%app.py%'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+        .value("SELECT functions_changed FROM observations WHERE files_modified LIKE '%app.py%'");
     assert_eq!(changed, r#"["load","parse","report"]"#);
     let out = env.ok("mem-learn", &[], b"");
     let edges: Vec<(String, String, String)> = jsonl(&out)
@@ -722,14 +709,8 @@ fn observations_heal_the_call_graph_and_observation_edges_fade() {
         session_in(&env, cwd, &format!("later{i}"), &["Tidy up the readme"]);
         env.ok("mem-compress", &["--backend", "heuristic"], b"");
         env.ok("mem-learn", &[], b"");
-        let c: f64 = env
-            .db()
-            .query_row(
-                "SELECT max(confidence) FROM call_graph WHERE source = 'observation'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let c: f64 =
+            env.value("SELECT max(confidence) FROM call_graph WHERE source = 'observation'");
         let want = match i {
             0..=9 => 0.6,
             10 => 0.55,
@@ -737,14 +718,8 @@ fn observations_heal_the_call_graph_and_observation_edges_fade() {
         };
         assert_eq!(c, want, "after {} sessions", i + 1);
     }
-    let after: f64 = env
-        .db()
-        .query_row(
-            "SELECT confidence FROM call_graph WHERE caller = 'load' AND callee = 'parse'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let after: f64 =
+        env.value("SELECT confidence FROM call_graph WHERE caller = 'load' AND callee = 'parse'");
     assert_eq!(after, ast_edge.0, "parser edges do not fade");
 }
 

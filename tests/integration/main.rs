@@ -154,7 +154,22 @@ impl Env {
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
+    /// Imports the bundled fixture transcripts (tests/fixtures/transcripts) into this home.
+    pub fn import_fixtures(&self) {
+        let tr = fixtures().join("transcripts");
+        self.ok(
+            "mem-capture",
+            &["-q", "--transcripts", tr.to_str().unwrap()],
+            b"",
+        );
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
+        self.value(sql)
+    }
+
+    /// The one value a query selects.
+    pub fn value<T: rusqlite::types::FromSql>(&self, sql: &str) -> T {
         self.db()
             .query_row(sql, [], |r| r.get(0))
             .unwrap_or_else(|e| panic!("{sql}: {e}"))

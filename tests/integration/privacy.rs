@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::{Env, fixtures, jsonl, show};
+use crate::{Env, jsonl, show};
 
 /// The fixture transcripts imported and run through `mem pipeline` (compress, ast, embed with
 /// MiniLM, index), raw tool responses kept (so prune has something to drop).
@@ -16,12 +16,7 @@ fn fixture_store() -> Env {
         .set("MEM_MODELS", crate::embed::models().to_str().unwrap())
         .set("MEM_EMBED_MODEL", "minilm-l6")
         .set("MEM_RAW_RESPONSE_DAYS", "36500");
-    let tr = fixtures().join("transcripts");
-    env.ok(
-        "mem-capture",
-        &["-q", "--transcripts", tr.to_str().unwrap()],
-        b"",
-    );
+    env.import_fixtures();
     env.ok("mem", &["pipeline", "-q"], b"");
     assert!(env.count("SELECT count(*) FROM embeddings") > 0);
     env

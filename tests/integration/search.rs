@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use memkit_testkit::{self as synth, HASH_MODEL, Obs};
 use serde_json::Value;
 
-use crate::{Env, fixtures, jsonl, show};
+use crate::{Env, jsonl, show};
 
 const DIM: usize = 64;
 
@@ -17,15 +17,7 @@ fn template() -> &'static Path {
     static T: OnceLock<tempfile::TempDir> = OnceLock::new();
     T.get_or_init(|| {
         let env = Env::new();
-        env.ok(
-            "mem-capture",
-            &[
-                "-q",
-                "--transcripts",
-                &fixtures().join("transcripts").display().to_string(),
-            ],
-            b"",
-        );
+        env.import_fixtures();
         let mut conn = memkit::store::open(&env.db_path()).unwrap();
         let turns = synth::turns_from_queue(&conn).unwrap();
         let obs: Vec<Obs> = turns.into_iter().flat_map(|t| t.obs).collect();
