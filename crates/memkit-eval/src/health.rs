@@ -274,8 +274,8 @@ fn last_run(home: &Path) -> (Option<String>, Vec<String>) {
     (Some(at), lines)
 }
 
-/// Bytes of a file, or of everything under a directory.
-fn size(p: &Path) -> u64 {
+/// Bytes of a file, or of everything under a directory (links not followed).
+pub fn size(p: &Path) -> u64 {
     let Ok(m) = std::fs::symlink_metadata(p) else {
         return 0;
     };

@@ -160,7 +160,7 @@ pub fn repeated_commands(this: &[String], earlier: &[(String, String)]) -> Vec<C
             contradicts: None,
             evidence: Some(format!(
                 "run successfully in this session and in {}",
-                clip(&before.join(", "), 200)
+                one_line(&before.join(", "), 200)
             )),
         });
     }
@@ -194,7 +194,7 @@ fn rule(sentence: &str, prompt: &str) -> Option<Candidate> {
         category: category.to_string(),
         confidence: *confidence,
         contradicts: None,
-        evidence: Some(clip(prompt, 300)),
+        evidence: Some(one_line(prompt, 300)),
     })
 }
 
@@ -241,14 +241,9 @@ fn sentences(prompt: &str) -> Vec<String> {
     out
 }
 
-fn clip(s: &str, n: usize) -> String {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().count() <= n {
-        return s;
-    }
-    let mut c: String = s.chars().take(n).collect();
-    c.push('…');
-    c
+/// `s` on one line, cut at `n` characters.
+fn one_line(s: &str, n: usize) -> String {
+    crate::clip(&s.split_whitespace().collect::<Vec<_>>().join(" "), n)
 }
 
 #[cfg(test)]

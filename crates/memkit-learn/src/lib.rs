@@ -42,6 +42,16 @@ fn round(c: f64) -> f64 {
     (c * 10_000.0).round() / 10_000.0
 }
 
+/// `s` cut at `n` characters, an ellipsis marking the cut.
+pub(crate) fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut c: String = s.chars().take(n).collect();
+    c.push('…');
+    c
+}
+
 /// A category as given (an unknown one is a convention).
 pub fn category(s: &str) -> &'static str {
     let s = s.trim().to_ascii_lowercase();

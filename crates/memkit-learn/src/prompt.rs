@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use memkit_core::record::Observation;
 use memkit_core::store::learnings::{CATEGORIES, Learning};
 
-use crate::Candidate;
+use crate::{Candidate, clip};
 
 pub const SYSTEM: &str = "You extract durable project knowledge from a coding session with \
 Claude Code, for the next sessions of the same project. A learning is a convention (how things \
@@ -130,15 +130,6 @@ pub fn parse(v: &Value) -> Option<Vec<Candidate>> {
             })
             .collect(),
     )
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    let mut c: String = s.chars().take(n).collect();
-    c.push('…');
-    c
 }
 
 #[cfg(test)]

@@ -346,6 +346,8 @@ struct Sameness<'a> {
     conn: &'a rusqlite::Connection,
     model: Option<(String, usize, std::path::PathBuf)>,
     embedder: Option<std::result::Result<memkit_search::embed::Embedder, String>>,
+    /// Vectors of this run's texts: every candidate is compared with every active learning.
+    seen: std::collections::HashMap<String, Option<Vec<f32>>>,
 }
 
 impl<'a> Sameness<'a> {
@@ -359,10 +361,20 @@ impl<'a> Sameness<'a> {
             conn,
             model,
             embedder: None,
+            seen: Default::default(),
         })
     }
 
     fn vector(&mut self, text: &str) -> Option<Vec<f32>> {
+        if let Some(v) = self.seen.get(text) {
+            return v.clone();
+        }
+        let v = self.embed(text);
+        self.seen.insert(text.to_string(), v.clone());
+        v
+    }
+
+    fn embed(&mut self, text: &str) -> Option<Vec<f32>> {
         use memkit_search::embed::{Embedder, LoadOptions, store as es};
         let (name, dim, dir) = self.model.as_ref()?;
         if let Ok(Some(v)) = es::cache_get(self.conn, name, *dim, text) {
@@ -427,7 +439,7 @@ fn extract(
     for s in &due {
         let project = s.project.as_deref();
         let obs = observations::of_session(&conn, &s.session_id)?;
-        let prompts = learnings::user_prompts(&conn, &s.session_id)?;
+        let prompts = store::queue::typed_prompts(&conn, &s.session_id)?;
         let active = learnings::list(
             &conn,
             &learnings::Filter {

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::cli::{Io, Outcome};
 use crate::config::{self, Config};
 use crate::{Result, store};
+use memkit_eval::health::size;
 
 /// One settings file's memkit hooks.
 #[derive(Debug, Serialize)]
@@ -90,17 +91,6 @@ fn hooks_of(path: &Path) -> Option<Hooks> {
         handlers: commands.len(),
         missing,
     })
-}
-
-/// Bytes of a file, or of everything under a directory.
-fn size(p: &Path) -> u64 {
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => std::fs::read_dir(p)
-            .map(|d| d.flatten().map(|e| size(&e.path())).sum())
-            .unwrap_or(0),
-        Ok(m) => m.len(),
-        Err(_) => 0,
-    }
 }
 
 pub fn run(io: &mut Io) -> Result<Outcome> {

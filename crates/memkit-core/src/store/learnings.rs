@@ -219,21 +219,6 @@ pub fn mark_learned(conn: &Connection, s: &DueSession, now: &str) -> Result<()> 
     Ok(())
 }
 
-/// The prompts the user typed in a session (not a subagent's task, which the main agent wrote),
-/// oldest first.
-pub fn user_prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
-    Ok(conn
-        .prepare(
-            "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
-               AND agent_id IS NULL ORDER BY created_at, id",
-        )?
-        .query_map([session_id], |r| r.get::<_, String>(0))?
-        .filter_map(|p| p.ok())
-        .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
-        .filter_map(|v| v["prompt"].as_str().map(str::to_string))
-        .collect())
-}
-
 /// (learning id, content) of every learning, for mem-embed.
 pub fn texts(conn: &Connection) -> Result<Vec<(i64, String)>> {
     let mut st = conn.prepare("SELECT id, content FROM learnings ORDER BY id")?;

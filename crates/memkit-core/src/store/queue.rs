@@ -306,12 +306,25 @@ pub fn turns(conn: &Connection) -> Result<Vec<Capture>> {
 
 /// The prompts of a session's turns, oldest first (payloads that are not JSON are skipped).
 pub fn prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    prompts_of(conn, session_id, false)
+}
+
+/// The prompts the user typed in a session, oldest first: not a subagent's task (its main agent
+/// wrote that), so nothing an assistant wrote passes for the user's words.
+pub fn typed_prompts(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    prompts_of(conn, session_id, true)
+}
+
+fn prompts_of(conn: &Connection, session_id: &str, typed_only: bool) -> Result<Vec<String>> {
     Ok(conn
         .prepare(
             "SELECT payload FROM pending_queue WHERE session_id = ?1 AND event = 'UserPromptSubmit'
+               AND (NOT ?2 OR agent_id IS NULL)
              ORDER BY created_at, id",
         )?
-        .query_map([session_id], |r| r.get::<_, String>(0))?
+        .query_map(rusqlite::params![session_id, typed_only], |r| {
+            r.get::<_, String>(0)
+        })?
         .filter_map(|p| p.ok())
         .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
         .filter_map(|v| v["prompt"].as_str().map(str::to_string))

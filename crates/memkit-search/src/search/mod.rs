@@ -103,7 +103,13 @@ impl Filters {
     }
 
     /// The keys of the records that pass, from the database; `None` when nothing is filtered.
-    pub fn keys(&self, conn: &Connection) -> Result<Option<HashSet<u64>>> {
+    /// `learned`: what [`Filters::learnings`] gave (a search needs them for its lexical list
+    /// too, so it reads them once).
+    pub fn keys(
+        &self,
+        conn: &Connection,
+        learned: &[memkit_core::store::learnings::Learning],
+    ) -> Result<Option<HashSet<u64>>> {
         use memkit_core::store::{observations, sessions, vector_key};
         if !self.restricts() {
             return Ok(None);
@@ -125,11 +131,7 @@ impl Filters {
             )?;
             keys.extend(rows.into_iter().map(|r| vector_key("session", r)));
         }
-        keys.extend(
-            self.learnings(conn)?
-                .into_iter()
-                .map(|l| vector_key("learning", l.id)),
-        );
+        keys.extend(learned.iter().map(|l| vector_key("learning", l.id)));
         Ok(Some(keys))
     }
 
@@ -747,28 +749,31 @@ impl Searcher {
         // Learnings are few: the textbook BM25 over those that pass ranks them, merged into the
         // lexical list by score.
         let mut lexical = lexical;
-        if req.engine != Engine::Vector {
-            let learned = req.filters.learnings(&self.conn)?;
-            if !learned.is_empty() {
-                let ix = crate::textbook::Index::new(learned.into_iter().map(|l| {
-                    (
-                        memkit_core::store::vector_key("learning", l.id).to_string(),
-                        l.content,
-                    )
-                }));
-                lexical.extend(
-                    ix.search(&req.text)
-                        .into_iter()
-                        .take(k)
-                        .filter_map(|(key, score)| Some((key.parse().ok()?, score))),
-                );
-                lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            }
+        // Read once: the lexical list and the vector arm's filter both need them.
+        let learned = if req.engine != Engine::Vector || req.filters.restricts() {
+            req.filters.learnings(&self.conn)?
+        } else {
+            Vec::new()
+        };
+        if req.engine != Engine::Vector && !learned.is_empty() {
+            let ix = crate::textbook::Index::new(learned.iter().map(|l| {
+                (
+                    memkit_core::store::vector_key("learning", l.id).to_string(),
+                    l.content.clone(),
+                )
+            }));
+            lexical.extend(
+                ix.search(&req.text)
+                    .into_iter()
+                    .take(k)
+                    .filter_map(|(key, score)| Some((key.parse().ok()?, score))),
+            );
+            lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         }
         let vectors = if qvec.is_some() { self.vectors() } else { None };
         let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
             (Some(q), Some(v)) => {
-                let allowed = req.filters.keys(&self.conn)?;
+                let allowed = req.filters.keys(&self.conn, &learned)?;
                 v.search(q, k, allowed.as_ref())?
                     .into_iter()
                     .map(|(k, s)| (k, s as f64))
