@@ -388,6 +388,32 @@ fn manual_learnings_are_trusted_and_the_user_can_edit_remove_and_reset() {
         &["add", "Remember to bump the version", "--project", PROJECT],
         b"",
     );
+    // A secret typed into a learning is redacted before it is stored, as in a note.
+    let token = format!(
+        "ghp_{}",
+        "a1B2c3D4e5F6g7H8i9J0".repeat(2).get(..36).unwrap()
+    );
+    let out = env.ok(
+        "mem-learn",
+        &[
+            "add",
+            &format!("Deploy with the token {token}"),
+            "--project",
+            PROJECT,
+        ],
+        b"",
+    );
+    let stored = jsonl(&out)[0]["content"].as_str().unwrap().to_string();
+    assert!(
+        stored.contains("[REDACTED:") && !stored.contains(&token),
+        "{stored}"
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM learnings WHERE content LIKE '%{token}%'"
+        )),
+        0
+    );
 
     // reset asks; without a terminal it needs --yes. Afterwards the sessions are learned again.
     let n = env.count("SELECT count(*) FROM learnings");

@@ -141,6 +141,8 @@ const COLUMNS: &[&str] = &["id", "category", "confidence", "times_seen", "conten
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
+    // What is typed here is stored and shown at every SessionStart: redacted like a note.
+    memkit_capture::redact::configure(&cfg)?;
     let db = cfg.db_path();
     match args.cmd {
         None => extract(io, &cfg, args.backend.as_deref(), None),
@@ -185,7 +187,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             category,
             project,
         }) => {
-            let text = text.trim();
+            let text = memkit_capture::redact::redact_str(text.trim()).into_owned();
             if text.is_empty() {
                 return Err(Error::Usage("add: the learning's text is empty".into()));
             }
@@ -196,7 +198,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 &conn,
                 &learnings::New {
                     project: Some(&root),
-                    content: text,
+                    content: &text,
                     category,
                     confidence: memkit_learn::MANUAL,
                     source_session: None,
@@ -223,7 +225,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             if text.trim().is_empty() {
                 return Err(Error::Usage("edit: the new text is empty".into()));
             }
-            l.content = text.trim().to_string();
+            l.content = memkit_capture::redact::redact_str(text.trim()).into_owned();
             if let Some(c) = category {
                 l.category = category_arg(&c)?.to_string();
             }
