@@ -122,11 +122,11 @@ fn by_observation(env: &Env, column: &str) -> HashMap<i64, String> {
         .collect()
 }
 
-/// `#123` ids on lines of `text` (session ids written `session #n` are not observations).
+/// `o123` ids on lines of `text` (sessions, `s4`, are not observations).
 fn listed_ids(text: &str) -> Vec<(i64, String)> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("- #") else {
+        let Some(rest) = line.strip_prefix("- o") else {
             continue;
         };
         let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -400,8 +400,8 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         "UserPromptSubmit",
     );
     assert!(
-        text.contains(&format!("#{want} ")),
-        "#{want} missing:\n{text}"
+        text.contains(&format!("o{want} ")),
+        "o{want} missing:\n{text}"
     );
     let tok = qwen_tokenizer();
     assert!(real_tokens(&tok, &text) <= 500);
@@ -440,7 +440,7 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         &elsewhere,
         "UserPromptSubmit",
     );
-    assert!(text.contains(&format!("#{want} ")), "{text}");
+    assert!(text.contains(&format!("o{want} ")), "{text}");
     for (_, line) in listed_ids(&text) {
         assert!(line.contains("[from: claude-code-log]"), "{line}");
     }
@@ -516,7 +516,7 @@ fn report_shows_an_indexed_observation_in_full() {
         b"",
     );
     let md = String::from_utf8_lossy(&out.stdout);
-    assert!(md.starts_with(&format!("## #{id} ")), "{md}");
+    assert!(md.starts_with(&format!("## o{id} ")), "{md}");
     let out = env.run("mem-report", &["--obs", "999999"], b"");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let out = env.run("mem-report", &["--obs", "abc"], b"");
@@ -716,8 +716,8 @@ fn audit(block: &str) {
                     "{line}"
                 );
             }
-            _ if item.starts_with('#') => {
-                // "#12 change Title (file) · 2 d ago": the title must carry a subject.
+            _ if item.starts_with('o') && item[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                // "o12 change Title (file) · 2 d ago": the title must carry a subject.
                 let title = item.splitn(3, ' ').nth(2).unwrap();
                 let title = title.rsplit_once(" · ").map_or(title, |t| t.0);
                 let words = title

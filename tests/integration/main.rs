@@ -13,6 +13,7 @@ mod learn;
 mod pipeline;
 mod privacy;
 mod records;
+mod report;
 mod retrieval;
 mod robust;
 mod search;

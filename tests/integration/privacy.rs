@@ -403,7 +403,7 @@ fn forget_takes_observation_and_session_ids() {
     // Ids that match nothing, and ids that are not ids.
     let none = env.run("mem", &["forget", "--obs", "999999"], b"");
     assert_eq!(none.status.code(), Some(1), "{}", show(&none));
-    assert!(String::from_utf8_lossy(&none.stderr).contains("#999999"));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("o999999"));
     let bad = env.run("mem", &["forget", "--obs", "x17"], b"");
     assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("x17"));

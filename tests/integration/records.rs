@@ -100,6 +100,7 @@ fn hit_and_index_records_are_pinned() {
         rank: 1,
         id: 42,
         source: "observation".into(),
+        handle: "o42".into(),
         score: 1.25,
         mode: "hybrid".into(),
         project: Some("/w/beta".into()),
@@ -121,7 +122,7 @@ fn hit_and_index_records_are_pinned() {
     };
     assert_eq!(
         serde_json::to_string(&h).unwrap(),
-        r#"{"type":"hit","v":1,"query_id":"q1","rank":1,"id":42,"source":"observation","score":1.25,"mode":"hybrid","project":"/w/beta","project_name":"beta","other_project":true,"kind":"decision","title":"Use WAL","line":"Readers never block","created_at":"2026-02-21T14:30:00.000Z"}"#
+        r#"{"type":"hit","v":1,"query_id":"q1","rank":1,"id":42,"source":"observation","ref":"o42","score":1.25,"mode":"hybrid","project":"/w/beta","project_name":"beta","other_project":true,"kind":"decision","title":"Use WAL","line":"Readers never block","created_at":"2026-02-21T14:30:00.000Z"}"#
     );
     let back: Hit = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
     assert_eq!(back, h);

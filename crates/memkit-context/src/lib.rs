@@ -5,7 +5,7 @@
 //! functions changed, learnings, observations — each with a token cap, filled greedily within
 //! one total budget. Every file is named the same way in every layer (`files::names`).
 //! A layer that fails or has no data is skipped with a reason and the others stay. Observations
-//! are one index line each (`#id type title · when`) so the block stays small; the last line
+//! are one index line each (`o17 type title · when`) so the block stays small; the last line
 //! says how to get more (progressive disclosure).
 
 pub mod files;
@@ -218,7 +218,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
 fn footer(has_project: bool) -> String {
     let scope = if has_project { "" } else { " --all-projects" };
     format!(
-        "More: `mem-search{scope} \"<words>\"` finds past work; `mem-report --obs <id>` shows an observation in full.\n"
+        "More: `mem-search{scope} \"<words>\"` finds past work; `mem-report <id>` shows one in full.\n"
     )
 }
 
@@ -533,7 +533,7 @@ fn observations(conn: &Connection, set: &Settings, opts: &Options, work: &Work) 
         .into_iter()
         .map(|(_, _, d, modified)| Line {
             text: index_line(
-                &format!("#{} {}", d.id, d.kind),
+                &format!("{} {}", memkit_core::ids::obs(d.id), d.kind),
                 &{
                     let (t, f) = named_title(&d.title, &modified, &d.files, &work.namer);
                     title_with_file(&t, f.as_deref(), TITLE_CHARS)
@@ -550,7 +550,7 @@ fn observations(conn: &Connection, set: &Settings, opts: &Options, work: &Work) 
     let at = lines.len().min(3);
     for (i, o) in opts.others.iter().enumerate() {
         let text = index_line(
-            &format!("#{} {}", o.id, o.kind),
+            &format!("{} {}", memkit_core::ids::obs(o.id), o.kind),
             &o.title,
             o.created_ms,
             Some(&o.project_name),
@@ -710,7 +710,7 @@ fn title_with_file(title: &str, file: Option<&str>, max: usize) -> String {
     }
 }
 
-/// `- #id type title · when` (`label` = `#id type`), with `[from: project]` for another
+/// `- o17 type title · when` (`label` = `o17 type`), with `[from: project]` for another
 /// project's record.
 pub fn index_line(
     label: &str,

@@ -238,7 +238,7 @@ fn prompt_block(
         return Ok(());
     }
     let head = "memkit: memories that may bear on this prompt\n";
-    let foot = "`mem-report --obs <id>` shows one in full; `mem-search \"<words>\"` finds more.\n";
+    let foot = "`mem-report <id>` shows one in full; `mem-search \"<words>\"` finds more.\n";
     let mut body = String::new();
     let mut used = estimate(head) + estimate(foot);
     for r in &found {
@@ -247,9 +247,9 @@ fn prompt_block(
             .other_project
             .then(|| h.project_name.clone().unwrap_or_default());
         let label = if h.source == "session" {
-            format!("session #{}", h.id)
+            format!("{} session", memkit_core::ids::session(h.id))
         } else {
-            format!("#{} {}", h.id, h.kind)
+            format!("{} {}", memkit_core::ids::obs(h.id), h.kind)
         };
         let mut line = crate::index_line(
             &label,

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod hook;
+pub mod ids;
 pub mod project;
 pub mod record;
 pub mod store;

@@ -172,6 +172,10 @@ pub struct Hit {
     pub id: i64,
     /// What the record is: `observation` or `session`. (probe)
     pub source: String,
+    /// Its visible id: `o17` for an observation, `s17` for a session; what mem-report takes.
+    /// (probe)
+    #[serde(rename = "ref", default)]
+    pub handle: String,
     /// Final score (weighted sum of the components `--explain` shows). (probe)
     pub score: f64,
     /// Retrieval used: `hybrid` (BM25 or FTS5 + vectors), `bm25`, `fts` or `vector`. (probe)

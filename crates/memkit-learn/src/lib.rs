@@ -121,8 +121,8 @@ pub fn decide(
         if old.is_manual {
             return Action::Skip {
                 why: format!(
-                    "contradicts #{} which was typed by hand (manual learnings are kept as typed)",
-                    old.id
+                    "contradicts {} which was typed by hand (manual learnings are kept as typed)",
+                    old.handle
                 ),
             };
         }
@@ -140,7 +140,7 @@ pub fn decide(
     {
         if l.source_sessions.iter().any(|s| s == session) && !l.is_manual {
             return Action::Skip {
-                why: format!("#{} was already counted for this session", l.id),
+                why: format!("{} was already counted for this session", l.handle),
             };
         }
         return Action::Merge { into: l.id };
@@ -225,6 +225,7 @@ mod tests {
     fn learning(id: i64, content: &str, manual: bool) -> Learning {
         Learning {
             id,
+            handle: format!("l{id}"),
             project: Some("/p".into()),
             content: content.into(),
             category: "convention".into(),

@@ -44,7 +44,7 @@ cut to 200 characters; 300), functions changed in its last 5 sessions grouped by
 350), this project's active learnings with confidence at least 0.5, manual ones first (top 10;
 300), and observations (500): manual notes first,
 then by the relevance score's query-free parts (recency, type, overlap with the files changed in the
-git working tree, same project), one index line each (#id type title · when). Observations of other
+git working tree, same project), one index line each (o17 type title · when; o for observation, s for session). Observations of other
 projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the
 branch name and the changed files, labelled [from: <project>]. After a compact or clear, the current
 session's own observations come first. A layer that fails or has no data is skipped and the others

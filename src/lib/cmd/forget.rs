@@ -54,19 +54,6 @@ fn pipeline_lock(home: &std::path::Path) -> Result<std::fs::File> {
     }
 }
 
-fn obs_id(s: &str) -> Result<i64> {
-    let t = s.trim();
-    let t = t
-        .strip_prefix('#')
-        .or_else(|| t.strip_prefix('o'))
-        .unwrap_or(t);
-    t.parse().map_err(|_| {
-        Error::Usage(format!(
-            "--obs: not an observation id: {s:?} (use 17 or o17)"
-        ))
-    })
-}
-
 pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
@@ -75,7 +62,12 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
         return Ok(io.no_memories(&path));
     };
     let target = if !args.obs.is_empty() {
-        Target::Obs(args.obs.iter().map(|s| obs_id(s)).collect::<Result<_>>()?)
+        Target::Obs(
+            args.obs
+                .iter()
+                .map(|s| crate::ids::parse_obs(s, "--obs"))
+                .collect::<Result<_>>()?,
+        )
     } else if let Some(s) = args.session {
         if s.trim().is_empty() {
             return Err(Error::Usage("--session: empty session id".into()));

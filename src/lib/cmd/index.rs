@@ -102,8 +102,12 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                         .chain(c.extra.iter().map(|k| ("extra", k)))
                         .take(20)
                         .map(|(what, k)| {
-                            let (kind, id) = store::owner_of_key(*k);
-                            format!("{what} {kind}:#{id}")
+                            let id = match store::owner_of_key(*k) {
+                                ("session", n) => crate::ids::session(n),
+                                ("learning", n) => crate::ids::learning(n),
+                                (_, n) => crate::ids::obs(n),
+                            };
+                            format!("{what} {id}")
                         })
                         .collect(),
                     error: c.error.clone(),

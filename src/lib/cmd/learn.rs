@@ -136,7 +136,7 @@ pub enum Cmd {
     },
 }
 
-const COLUMNS: &[&str] = &["id", "category", "confidence", "times_seen", "content"];
+const COLUMNS: &[&str] = &["ref", "category", "confidence", "times_seen", "content"];
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();

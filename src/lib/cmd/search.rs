@@ -277,7 +277,7 @@ fn open_db(path: &Path) -> Result<Option<Connection>> {
 
 const COLUMNS_FULL: &[&str] = &[
     "rank",
-    "id",
+    "ref",
     "score",
     "kind",
     "project_name",
@@ -285,7 +285,7 @@ const COLUMNS_FULL: &[&str] = &[
     "created_at",
     "mode",
 ];
-const COLUMNS_PROBE: &[&str] = &["rank", "id", "score", "title", "line"];
+const COLUMNS_PROBE: &[&str] = &["rank", "ref", "score", "title", "line"];
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();

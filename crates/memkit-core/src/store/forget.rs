@@ -2,7 +2,7 @@
 //! scrubbing the file so that what was deleted cannot be read back from free pages or the WAL.
 //! The indexes under index/ are rebuilt by the caller (they live in memkit-search).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use crate::{Error, Result};
 
@@ -140,25 +140,12 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
                 c.prepare("INSERT OR IGNORE INTO f_obs SELECT id FROM observations WHERE id = ?1")?;
             for id in ids {
                 if put.execute([id])? == 0 {
-                    missing.push(format!("#{id}"));
+                    missing.push(crate::ids::obs(*id));
                 }
             }
         }
         Target::Session(s) => {
-            let by_row = s
-                .strip_prefix('s')
-                .and_then(|n| n.parse::<i64>().ok())
-                .map(|n| {
-                    c.query_row(
-                        "SELECT session_id FROM sessions WHERE rowid = ?1",
-                        [n],
-                        |r| r.get::<_, String>(0),
-                    )
-                    .optional()
-                })
-                .transpose()?
-                .flatten();
-            let id = by_row.unwrap_or_else(|| s.clone());
+            let id = super::sessions::id_of(c, s)?;
             let known: bool = c.query_row(
                 "SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?1)
                      OR EXISTS (SELECT 1 FROM pending_queue WHERE session_id = ?1)

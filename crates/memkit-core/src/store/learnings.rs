@@ -13,6 +13,9 @@ pub const CATEGORIES: &[&str] = &["convention", "gotcha", "decision", "dependenc
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Learning {
     pub id: i64,
+    /// The visible id (`l3`).
+    #[serde(rename = "ref")]
+    pub handle: String,
     pub project: Option<String>,
     pub content: String,
     pub category: String,
@@ -33,8 +36,10 @@ const COLUMNS: &str = "id, project, content, category, confidence, times_seen, s
     evidence, is_manual, is_active, replaced_by, created_at, updated_at";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<Learning> {
+    let id: i64 = r.get(0)?;
     Ok(Learning {
-        id: r.get(0)?,
+        id,
+        handle: crate::ids::learning(id),
         project: r.get(1)?,
         content: r.get(2)?,
         category: r.get(3)?,

@@ -1,6 +1,6 @@
 //! `sessions`: one row per Claude Code session, created by whichever event arrives first.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
 
@@ -18,6 +18,25 @@ pub struct SessionInfo {
     /// Time of the event: widens started_at/last_activity_at.
     pub at: String,
     pub imported: bool,
+}
+
+/// The session id an id given by a user names: `s17` (a session's row number, as printed) or a
+/// session id as stored (returned as given when no row has that number).
+pub fn id_of(conn: &Connection, given: &str) -> Result<String> {
+    let given = given.trim();
+    if let Some(crate::ids::Id::Session(n)) = crate::ids::parse(given) {
+        let found = conn
+            .query_row(
+                "SELECT session_id FROM sessions WHERE rowid = ?1",
+                [n],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?;
+        if let Some(id) = found {
+            return Ok(id);
+        }
+    }
+    Ok(given.to_string())
 }
 
 /// Creates the session or fills in what it lacks; idempotent. started_at keeps the earliest

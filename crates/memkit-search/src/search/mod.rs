@@ -1160,6 +1160,11 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
         rank,
         id: d.id,
         source: d.source.to_string(),
+        handle: if d.source == "session" {
+            memkit_core::ids::session(d.id)
+        } else {
+            memkit_core::ids::obs(d.id)
+        },
         score,
         mode: mode.to_string(),
         project: d.project.clone(),
