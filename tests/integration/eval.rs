@@ -487,7 +487,7 @@ fn status_counts_what_the_database_holds_and_names_broken_hooks() {
     // Installed into the user's settings: counted, and a program that went away is named.
     let home = env.dir.path().join("home");
     let bin_dir = crate::bin("mem").parent().unwrap().display().to_string();
-    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    env.ok("mem-install", &["--bin-dir", &bin_dir, "--no-copy"], b"");
     let s = status(&env);
     let user = &s["hooks"][0];
     assert_eq!(
@@ -522,7 +522,7 @@ fn doctor_finds_each_planted_problem_and_fix_repairs_it() {
         .set("MEM_EMBED_MODEL", "minilm-l6");
     let bin_dir = crate::bin("mem").parent().unwrap().display().to_string();
     env.ok("mem", &["pipeline"], b"");
-    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    env.ok("mem-install", &["--bin-dir", &bin_dir, "--no-copy"], b"");
     let doctor = |env: &Env, args: &[&str]| -> (Option<i32>, Vec<Value>) {
         let mut a = vec!["doctor", "--format", "jsonl"];
         a.extend_from_slice(args);

@@ -25,7 +25,7 @@ fn install_merges_is_idempotent_and_uninstall_restores() {
     let s = settings.to_str().unwrap();
     env.ok(
         "mem-install",
-        &["--settings", s, "--bin-dir", &bin_dir],
+        &["--settings", s, "--bin-dir", &bin_dir, "--no-copy"],
         b"",
     );
     let installed: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
@@ -85,7 +85,7 @@ fn install_merges_is_idempotent_and_uninstall_restores() {
     let bytes = std::fs::read(&settings).unwrap();
     let out = env.ok(
         "mem-install",
-        &["--settings", s, "--bin-dir", &bin_dir],
+        &["--settings", s, "--bin-dir", &bin_dir, "--no-copy"],
         b"",
     );
     assert_eq!(
@@ -123,6 +123,7 @@ fn settings_with_comments_are_refused_untouched() {
             settings.to_str().unwrap(),
             "--bin-dir",
             &bin_dir,
+            "--no-copy",
             "--dry-run",
         ],
         b"",
@@ -158,7 +159,7 @@ fn a_symlinked_settings_file_is_written_through_the_link() {
     // A relative link, as dotfile managers make them.
     std::os::unix::fs::symlink("../../dotfiles/claude-settings.json", &link).unwrap();
     let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    env.ok("mem-install", &["--bin-dir", &bin_dir, "--no-copy"], b"");
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -210,12 +211,16 @@ fn an_event_that_is_not_a_list_is_an_error_naming_it() {
 fn dry_run_prints_and_writes_nothing() {
     let env = Env::new();
     let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    let out = env.ok("mem-install", &["--dry-run", "--bin-dir", &bin_dir], b"");
+    let out = env.ok(
+        "mem-install",
+        &["--dry-run", "--bin-dir", &bin_dir, "--no-copy"],
+        b"",
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["hooks"]["Stop"].is_array());
     assert!(!env.dir.path().join("home/.claude/settings.json").exists());
     // Without --dry-run the user settings file is created under HOME.
-    env.ok("mem-install", &["--bin-dir", &bin_dir], b"");
+    env.ok("mem-install", &["--bin-dir", &bin_dir, "--no-copy"], b"");
     assert!(env.dir.path().join("home/.claude/settings.json").exists());
 }
 
@@ -250,7 +255,147 @@ fn install_into(env: &Env, settings: &std::path::Path) -> std::process::Output {
             settings.to_str().unwrap(),
             "--bin-dir",
             &bin_dir,
+            "--no-copy",
         ],
         b"",
     )
+}
+
+/// A cargo profile directory holding this build's programs (hard links: cheap, and deleting the
+/// directory is then exactly what `cargo clean` does to them), beside the real one so that
+/// the links work.
+fn fake_build_dir() -> tempfile::TempDir {
+    let real = bin("mem").parent().unwrap().to_path_buf();
+    let dir = tempfile::tempdir_in(real.parent().unwrap()).unwrap();
+    for sub in [".fingerprint", "deps"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    for entry in std::fs::read_dir(&real).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if p.is_file() && name.starts_with("mem") && !name.contains('.') {
+            std::fs::hard_link(&p, dir.path().join(&name)).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn installed_from_a_build_directory_the_hooks_survive_cargo_clean() {
+    let build = fake_build_dir();
+    // A fresh HOME beside the build, on the same file system (the copies are hard links).
+    let home = tempfile::tempdir_in(build.path().parent().unwrap()).unwrap();
+    let local_bin = home.path().join(".local/bin");
+    let env = Env::new()
+        .set("HOME", home.path().to_str().unwrap())
+        .set("PATH", &format!("{}:/usr/bin:/bin", local_bin.display()));
+    let out = env.ok(build.path().join("mem-install").to_str().unwrap(), &[], b"");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("copied 13 programs"), "{said}");
+    let settings = home.path().join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(!text.contains(build.path().to_str().unwrap()), "{text}");
+
+    // cargo clean.
+    drop(build);
+
+    // Every program a hook names exists, and the hooks work: an event is stored, and the
+    // SessionStart block is built from it.
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut commands = Vec::new();
+    for (event, groups) in v["hooks"].as_object().unwrap() {
+        for g in groups.as_array().unwrap() {
+            for h in g["hooks"].as_array().unwrap() {
+                commands.push((event.clone(), h["command"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    assert!(commands.len() >= 9, "{commands:?}");
+    for (_, c) in &commands {
+        for part in c.split("; ") {
+            let program = part.split(' ').next().unwrap();
+            assert!(program.starts_with(local_bin.to_str().unwrap()), "{c}");
+            assert!(std::path::Path::new(program).is_file(), "{program} is gone");
+        }
+    }
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let run_hook = |event: &str, payload: Value| {
+        let (_, command) = commands.iter().find(|(e, _)| e == event).unwrap();
+        let mut c = std::process::Command::new("sh");
+        c.env_clear().envs(env.vars.iter().map(|(k, v)| (k, v)));
+        c.args(["-c", command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{event}: {}", show(&out));
+        out
+    };
+    let cwd = project.to_str().unwrap();
+    run_hook(
+        "UserPromptSubmit",
+        serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s-clean",
+            "cwd": cwd, "transcript_path": "/nonexistent.jsonl",
+            "prompt": "Make the retry loop back off exponentially"}),
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM pending_queue WHERE session_id = 's-clean'"),
+        1
+    );
+    run_hook(
+        "SessionStart",
+        serde_json::json!({"hook_event_name": "SessionStart", "session_id": "s-next",
+            "cwd": cwd, "source": "startup", "transcript_path": "/nonexistent.jsonl"}),
+    );
+
+    // man finds the pages through PATH (~/.local/bin → ~/.local/share/man).
+    let page = home.path().join(".local/share/man/man1/mem-search.1");
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("\n.TH mem-search 1")
+    );
+    // (man-db is part of the machine, not of memkit: where it is missing, the file is what counts.)
+    let man = std::process::Command::new("man")
+        .env_clear()
+        .envs(env.vars.iter().map(|(k, v)| (k, v)))
+        .args(["-w", "mem-search"])
+        .output();
+    if let Ok(man) = man {
+        assert_eq!(
+            String::from_utf8_lossy(&man.stdout).trim(),
+            page.to_str().unwrap(),
+            "{}",
+            show(&man)
+        );
+    }
+    for f in [
+        ".local/share/bash-completion/completions/mem-search",
+        ".local/share/zsh/site-functions/_mem-search",
+        ".config/fish/completions/mem-search.fish",
+    ] {
+        let text = std::fs::read_to_string(home.path().join(f)).unwrap();
+        assert!(text.contains("mem-search"), "{f}");
+    }
+
+    // Uninstalled: hooks, pages and completions go; the programs stay, and it says where.
+    let out = env.ok(
+        local_bin.join("mem-install").to_str().unwrap(),
+        &["--uninstall"],
+        b"",
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(local_bin.to_str().unwrap()), "{said}");
+    assert!(!page.exists());
+    let v: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert!(v.get("hooks").is_none(), "{v}");
 }

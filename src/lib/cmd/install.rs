@@ -19,6 +19,10 @@ pub const TOOL: super::Tool = super::Tool {
             "Show what .claude/settings.json of this project would become.",
         ),
         (
+            "cargo build --release && target/release/mem-install",
+            "Copy the freshly built tools to ~/.local/bin and register them: cargo clean cannot break the hooks.",
+        ),
+        (
             "mem-install --uninstall",
             "Remove memkit's hooks, keeping yours.",
         ),
@@ -37,6 +41,18 @@ that --uninstall removes exactly them and leaves every other hook in place. Stop
 one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's
 handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is
 installed. Running it twice changes nothing the second time.
+
+Run from a cargo build directory (target/release, target/debug), mem-install first copies the
+memkit programs to ~/.local/bin (--copy-to DIR; hard links when on the same file system) and
+registers them there, so that cargo clean or a rebuild cannot leave the hooks pointing at nothing;
+--no-copy registers them where they are. It then writes the man pages to
+$XDG_DATA_HOME/man/man1 (default ~/.local/share/man/man1, where man finds them when ~/.local/bin
+is on PATH) and completions for bash (~/.local/share/bash-completion/completions), zsh
+(~/.local/share/zsh/site-functions, to add to fpath) and fish (~/.config/fish/completions);
+--no-docs skips them. --uninstall removes the hooks, the man pages and the completions, and says
+which binaries it left. Installed with cargo instead (cargo install --path . and cargo install
+--path crates/memkit-capture, which put the programs in ~/.cargo/bin), mem-install registers
+them where they are.
 "#;
 
 /// Register (or remove) memkit's hooks in Claude Code's settings.json.
@@ -61,6 +77,16 @@ pub struct Args {
     /// Directory holding the memkit binaries (default: the one this binary is in).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// Copy the binaries here and register the copies (default when they sit in a cargo build
+    /// directory: ~/.local/bin).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_copy")]
+    pub copy_to: Option<PathBuf>,
+    /// Register the binaries where they are, even in a cargo build directory.
+    #[arg(long)]
+    pub no_copy: bool,
+    /// Install no man pages or shell completions.
+    #[arg(long)]
+    pub no_docs: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -218,16 +244,17 @@ fn check_events(hooks: &Map<String, Value>) -> std::result::Result<(), String> {
 }
 
 /// Adds memkit's handlers as one matcher group per event (groups that hold only memkit's
-/// handlers are reused). Returns how many handlers were added.
-pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path) -> usize {
+/// handlers are reused), for the programs found in `built`, run from `bin_dir` (where they are
+/// copied to, or `built` itself). Returns how many handlers were added.
+pub fn add_ours(hooks: &mut Map<String, Value>, built: &Path, bin_dir: &Path) -> usize {
     let mut added = 0;
     for (event, programs, timeout) in HOOKS {
         let parts: Vec<String> = programs
             .iter()
             .filter(|(tool, _)| {
-                bin_dir.join(tool).is_file()
+                built.join(tool).is_file()
                     // The pipeline drives mem-compress: register it only where that is.
-                    && (*tool != "mem" || bin_dir.join("mem-compress").is_file())
+                    && (*tool != "mem" || built.join("mem-compress").is_file())
             })
             .map(|(tool, args)| {
                 format!(
@@ -266,7 +293,7 @@ pub fn add_ours(hooks: &mut Map<String, Value>, bin_dir: &Path) -> usize {
 /// rewrite, for merging by hand.
 fn ours_only(bin_dir: &Path) -> Value {
     let mut hooks = Map::new();
-    add_ours(&mut hooks, bin_dir);
+    add_ours(&mut hooks, bin_dir, bin_dir);
     json!({ "hooks": hooks })
 }
 
@@ -320,7 +347,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::input(&name, None, e)),
     };
-    let bin_dir = match &args.bin_dir {
+    let built = match &args.bin_dir {
         Some(d) => std::path::absolute(d)?,
         None => std::env::current_exe()?
             .parent()
@@ -329,6 +356,15 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 Error::other("cannot tell where the memkit binaries are; use --bin-dir")
             })?,
     };
+    // Where the programs the hooks run are, or go.
+    let copy_to = match &args.copy_to {
+        _ if args.no_copy => None,
+        Some(d) => Some(std::path::absolute(d)?),
+        None if is_build_dir(&built) => Some(crate::config::home().join(".local/bin")),
+        None => None,
+    };
+    let bin_dir = copy_to.clone().unwrap_or_else(|| built.clone());
+    let copy_to = copy_to.filter(|_| !args.uninstall);
     let mut root: Value = match &original {
         Some(t) if !t.trim().is_empty() => match serde_json::from_str(t) {
             Ok(v) => v,
@@ -339,7 +375,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 ));
                 let ours = ours_only(&bin_dir);
                 if ours["hooks"].as_object().is_none_or(Map::is_empty) {
-                    return Err(no_tools(&bin_dir));
+                    return Err(no_tools(&built));
                 }
                 let text = serde_json::to_string_pretty(&ours)? + "\n";
                 std::io::Write::write_all(&mut io.out, text.as_bytes())?;
@@ -371,10 +407,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let added = if args.uninstall {
         0
     } else {
-        add_ours(hooks, &bin_dir)
+        add_ours(hooks, &built, &bin_dir)
     };
     if !args.uninstall && added == 0 {
-        return Err(no_tools(&bin_dir));
+        return Err(no_tools(&built));
     }
     if hooks.is_empty() {
         obj.remove("hooks");
@@ -385,8 +421,31 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         None => args.uninstall,
     };
     if args.dry_run {
+        if let Some(dest) = &copy_to {
+            io.warn(format!(
+                "would copy the memkit programs from {} to {}",
+                built.display(),
+                dest.display()
+            ));
+        }
         std::io::Write::write_all(&mut io.out, text.as_bytes())?;
         return Ok(Outcome::Ok);
+    }
+    if let Some(dest) = &copy_to {
+        let n = copy_programs(&built, dest)?;
+        if !io.quiet {
+            eprintln!(
+                "mem-install: copied {n} programs from {} to {} (cargo clean cannot break the hooks)",
+                built.display(),
+                dest.display()
+            );
+        }
+        if !on_path(dest) {
+            io.warn(format!(
+                "{} is not on PATH: add it to run the tools by name (the hooks name them in full)",
+                dest.display()
+            ));
+        }
     }
     if !unchanged {
         write_atomic(&path, original.as_deref(), &text)?;
@@ -409,7 +468,147 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             }
         );
     }
+    if !args.no_docs {
+        let docs = Docs::under(&crate::config::home());
+        if args.uninstall {
+            let n = docs.remove()?;
+            if !io.quiet && n > 0 {
+                eprintln!(
+                    "mem-install: removed {n} man pages and completions; the programs in {} stay (rm {0}/mem {0}/mem-* to remove them)",
+                    bin_dir.display()
+                );
+            }
+        } else {
+            docs.write()?;
+            if !io.quiet {
+                eprintln!(
+                    "mem-install: man pages in {} (man mem-search), completions for bash, zsh and fish",
+                    docs.man.display()
+                );
+            }
+        }
+    }
     Ok(Outcome::Ok)
+}
+
+/// A cargo profile directory (target/debug, target/release): what cargo clean empties.
+fn is_build_dir(dir: &Path) -> bool {
+    dir.join(".fingerprint").is_dir() && dir.join("deps").is_dir()
+}
+
+fn on_path(dir: &Path) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d == dir))
+}
+
+/// The memkit programs found in `from`, copied (hard-linked when possible) to `to`; each
+/// replaced by a rename, so a hook running the old one is not cut short. Returns how many.
+fn copy_programs(from: &Path, to: &Path) -> Result<usize> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(to)
+        .map_err_context(|| format!("cannot create directory {}", to.display()))?;
+    let mut n = 0;
+    for t in super::ALL {
+        let src = from.join(t.name);
+        if !src.is_file() {
+            continue;
+        }
+        let dst = to.join(t.name);
+        if std::fs::canonicalize(&src).ok() == std::fs::canonicalize(&dst).ok() {
+            n += 1;
+            continue;
+        }
+        let tmp = to.join(format!(".{}.memkit-tmp-{}", t.name, std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let writing = || format!("cannot copy {} to {}", src.display(), dst.display());
+        if std::fs::hard_link(&src, &tmp).is_err() {
+            std::fs::copy(&src, &tmp).map_err_context(writing)?;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+                .map_err_context(writing)?;
+        }
+        std::fs::rename(&tmp, &dst)
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
+            .map_err_context(writing)?;
+        n += 1;
+    }
+    if n == 0 {
+        return Err(no_tools(from));
+    }
+    Ok(n)
+}
+
+/// Where the man pages and completions go, under the XDG data and config directories.
+struct Docs {
+    man: PathBuf,
+    bash: PathBuf,
+    zsh: PathBuf,
+    fish: PathBuf,
+}
+
+impl Docs {
+    fn under(home: &Path) -> Docs {
+        let data = crate::config::env_nonempty("XDG_DATA_HOME")
+            .map_or_else(|| home.join(".local/share"), PathBuf::from);
+        let config = crate::config::env_nonempty("XDG_CONFIG_HOME")
+            .map_or_else(|| home.join(".config"), PathBuf::from);
+        Docs {
+            man: data.join("man/man1"),
+            bash: data.join("bash-completion/completions"),
+            zsh: data.join("zsh/site-functions"),
+            fish: config.join("fish/completions"),
+        }
+    }
+
+    /// Each completion file with its shell and tool: one file per tool, since bash-completion
+    /// and zsh load a command's completions by its name.
+    fn completions(&self) -> Vec<(PathBuf, clap_complete::Shell, &'static super::Tool)> {
+        use clap_complete::Shell;
+        super::ALL
+            .iter()
+            .flat_map(|t| {
+                [
+                    (self.bash.join(t.name), Shell::Bash, t),
+                    (self.zsh.join(format!("_{}", t.name)), Shell::Zsh, t),
+                    (self.fish.join(format!("{}.fish", t.name)), Shell::Fish, t),
+                ]
+            })
+            .collect()
+    }
+
+    fn write(&self) -> Result<()> {
+        super::mem::write_man_pages(&self.man)?;
+        for (path, shell, t) in self.completions() {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir)
+                .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut (t.command)(), t.name, &mut out);
+            std::fs::write(&path, out)
+                .map_err_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    fn remove(&self) -> Result<usize> {
+        let mut n = 0;
+        let pages = super::ALL
+            .iter()
+            .map(|t| self.man.join(format!("{}.1", t.name)));
+        for path in pages.chain(self.completions().into_iter().map(|(p, ..)| p)) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => n += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(Error::other(format!(
+                        "cannot remove {}: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 fn no_tools(bin_dir: &Path) -> Error {
