@@ -182,6 +182,63 @@ impl Namer {
     }
 }
 
+impl Namer {
+    /// `text` with each bare file name in it ("Fix lib.rs and 2 more files") given its block
+    /// name ("Fix crates/core/src/lib.rs and 2 more files") where the file is known: the first
+    /// of `hint` (the files the text is about) of that name, else the one known file of that
+    /// name. A bare name several known files share, and none of `hint`, stays as it is.
+    pub fn in_text(&self, text: &str, hint: &[&String]) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while !rest.is_empty() {
+            let cut = rest
+                .find(|c: char| c.is_whitespace() || "(),;`'\"".contains(c))
+                .unwrap_or(rest.len());
+            let (word, tail) = rest.split_at(cut);
+            // A sentence's full stop is no part of the name.
+            let (word, stop) = match word.strip_suffix(['.', ':']) {
+                Some(w) => (w, &word[w.len()..]),
+                None => (word, ""),
+            };
+            match self.bare(word, hint) {
+                Some(name) => out.push_str(&name),
+                None => out.push_str(word),
+            }
+            out.push_str(stop);
+            let sep = tail.chars().next().map_or(0, char::len_utf8);
+            out.push_str(&tail[..sep]);
+            rest = &tail[sep..];
+        }
+        out
+    }
+
+    /// The block name of the one file `word` (a bare file name) can be.
+    fn bare(&self, word: &str, hint: &[&String]) -> Option<String> {
+        let ext = word.rsplit_once('.').is_some_and(|(s, e)| {
+            !s.is_empty()
+                && (1..=8).contains(&e.len())
+                && e.chars().any(|c| c.is_ascii_alphabetic())
+        });
+        if !ext || word.contains(['/', '\\']) {
+            return None;
+        }
+        let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
+        // The first of the hinted files: a title names its first file ("Fix a.rs and 2 more").
+        let hinted: Vec<&&String> = hint.iter().filter(|f| base(f) == word).collect();
+        let path = match hinted.as_slice() {
+            [first, ..] => self.name(first),
+            [] => {
+                let mut known = self.known.iter().filter(|f| base(f) == word);
+                match (known.next(), known.next()) {
+                    (Some(one), None) => self.name(one),
+                    _ => return None,
+                }
+            }
+        };
+        (path != word).then_some(path)
+    }
+}
+
 fn relative(f: &str, root: &str) -> String {
     f.strip_prefix(root)
         .and_then(|r| r.strip_prefix(['/', '\\']))
@@ -221,6 +278,34 @@ mod tests {
         assert_eq!(r[2].sessions, 1);
         assert_eq!(r[1].last_what, Some((true, "Edit /p/a.rs".to_string())));
         assert_eq!(r[3].last_what, Some((false, "Read /p/b.rs".to_string())));
+    }
+
+    #[test]
+    fn bare_names_in_text_get_the_block_name_of_the_one_file_they_can_be() {
+        let known: Vec<String> = [
+            "/p/a/lib.rs",
+            "/p/b/lib.rs",
+            "/p/src/parse.rs",
+            "/p/README.md",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let n = Namer::new(&known, "/p");
+        // One known parse.rs; lib.rs is two files unless the text is about one of them.
+        assert_eq!(
+            n.in_text("Fix parse.rs and lib.rs.", &[]),
+            "Fix src/parse.rs and lib.rs."
+        );
+        assert_eq!(
+            n.in_text("Fix lib.rs (2 edits)", &[&known[1]]),
+            "Fix b/lib.rs (2 edits)"
+        );
+        // Paths, root files and words that are no file names stay.
+        assert_eq!(
+            n.in_text("see a/lib.rs, README.md, v1.2 and e.g. this", &[]),
+            "see a/lib.rs, README.md, v1.2 and e.g. this"
+        );
     }
 
     #[test]

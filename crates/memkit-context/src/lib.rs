@@ -33,11 +33,11 @@ pub const RESERVE: usize = 200;
 /// The layers in priority order with their default caps (for the default 2,000-token budget;
 /// other budgets scale them).
 pub const LAYERS: &[(&str, usize)] = &[
-    ("files", 350),
+    ("files", 500),
     ("sessions", 300),
     ("functions", 350),
     ("learnings", 300),
-    ("observations", 500),
+    ("observations", 350),
 ];
 
 /// An observation line's title is cut to this many characters.
@@ -45,8 +45,10 @@ const TITLE_CHARS: usize = 100;
 /// Files the files-in-play layer may list, and the sessions it looks back over.
 const FILES_SHOWN: usize = 8;
 /// Files after those named by name only, on one line.
-const FILES_NAMED: usize = 16;
-const FILE_SESSIONS: usize = 10;
+const FILES_NAMED: usize = 40;
+/// Names per line of those (a line is kept or left out whole).
+const NAMES_PER_LINE: usize = 8;
+const FILE_SESSIONS: usize = 30;
 /// File calls read for the files and functions layers.
 const FILE_CALLS: usize = 3000;
 
@@ -149,7 +151,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
     for (layer, cap) in caps(opts.budget) {
         let cap = cap.min(opts.budget.saturating_sub(used + reserve(opts.budget)));
         let lines = match (&work, layer) {
-            (_, "sessions") => sessions(conn, opts),
+            (_, "sessions") => sessions(conn, opts, work.as_ref().ok().map(|w| &w.namer)),
             (_, "learnings") => learnings(conn, opts),
             (Err(e), _) => Err(Error::Other(e.to_string())),
             (Ok(w), "files") => files_layer(w, &set, opts),
@@ -236,7 +238,7 @@ fn layer_title(layer: &str, source: Source) -> &'static str {
 /// `Ok(Err(reason))`: the layer has nothing to offer for a known reason.
 type LayerLines = Result<std::result::Result<Vec<Line>, String>>;
 
-fn sessions(conn: &Connection, opts: &Options) -> LayerLines {
+fn sessions(conn: &Connection, opts: &Options, namer: Option<&Namer>) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
@@ -255,6 +257,11 @@ fn sessions(conn: &Connection, opts: &Options) -> LayerLines {
         let when = at
             .map(|t| relative(index::time_ms(&t), opts.now_ms))
             .unwrap_or_else(|| "?".into());
+        // A file a summary names by its bare name gets its block name where that is one file.
+        let text = match namer {
+            Some(n) => n.in_text(&text, &[]),
+            None => text,
+        };
         out.push(Line {
             text: format!("- {when}: {}", clip(&flatten(&text), SESSION_CHARS)),
             id: None,
@@ -408,10 +415,10 @@ fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
         .map(|f| {
             let name = work.namer.name(&f.path);
             // The file is the line's subject: a title's own "(file)" would say it twice.
-            let what = f
-                .last_what
-                .as_ref()
-                .map(|(edit, t)| (*edit, clip(&flatten(without_file(t)), 70)));
+            let what = f.last_what.as_ref().map(|(edit, t)| {
+                let t = work.namer.in_text(without_file(t), &[&f.path]);
+                (*edit, clip(&flatten(&t), 90))
+            });
             let what = match what {
                 Some((true, t)) => format!(": {t}"),
                 Some((false, t)) => format!(": read for {t}"),
@@ -442,9 +449,15 @@ fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
         .take(FILES_NAMED)
         .map(|f| work.namer.name(&f.path))
         .collect();
-    if !rest.is_empty() {
+    // In lines of a few names, best first: the layer's cap keeps as many as fit.
+    for (i, chunk) in rest.chunks(NAMES_PER_LINE).enumerate() {
+        let head = if i == 0 {
+            "also touched lately"
+        } else {
+            "then"
+        };
         lines.push(Line {
-            text: format!("- also touched lately: {}", rest.join(", ")),
+            text: format!("- {head}: {}", chunk.join(", ")),
             id: None,
         });
     }
@@ -656,14 +669,17 @@ fn named_title(
     namer: &Namer,
 ) -> (String, Option<String>) {
     let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
+    let hint: Vec<&String> = modified.iter().chain(files).collect();
+    let named = |t: &str| namer.in_text(t, &hint);
     if let Some(open) = title.rfind(" (")
         && title.ends_with(')')
     {
         let inner = &title[open + 2..title.len() - 1];
         if let Some(f) = modified.iter().chain(files).find(|f| base(f) == inner) {
-            return (title[..open].to_string(), Some(namer.name(f)));
+            return (named(&title[..open]), Some(namer.name(f)));
         }
     }
+    let title = &named(title);
     match modified.first() {
         Some(f)
             if !files

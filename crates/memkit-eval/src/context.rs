@@ -408,23 +408,27 @@ fn named_files<'a>(
     known: impl IntoIterator<Item = &'a String>,
 ) -> Vec<String> {
     let whole = |name: &str| {
-        let edge = |c: Option<char>| {
-            c.is_none_or(|c| c.is_whitespace() || "()[]{},;:`'\"/\\*".contains(c))
-        };
+        block
+            .match_indices(name)
+            .any(|(i, _)| whole_at(block, i, name))
+    };
+    // A bare file name ("lib.rs") may be any file of that name, but not the tail of a longer
+    // path ("src/lib.rs" names one file), nor a file at the root named by its own path.
+    let bare = |name: &str| {
         block.match_indices(name).any(|(i, _)| {
-            edge(block[..i].chars().next_back())
-                && edge(block[i + name.len()..].chars().next())
-                    .then_some(())
-                    .or_else(|| block[i + name.len()..].starts_with(". ").then_some(()))
-                    .is_some()
+            !block[..i].ends_with(['/', '\\'])
+                && !block[..i].ends_with("…")
+                && whole_at(block, i, name)
         })
     };
+    let known: Vec<String> = known.into_iter().map(|f| relative(f, root)).collect();
     let mut out: Vec<String> = Vec::new();
-    for f in known {
-        let rel = relative(f, root);
-        let base = rel.rsplit(['/', '\\']).next().unwrap_or(&rel);
-        if !out.contains(&rel) && (whole(&rel) || (base.contains('.') && whole(base))) {
-            out.push(rel);
+    for rel in &known {
+        let base = rel.rsplit(['/', '\\']).next().unwrap_or(rel);
+        let by_base =
+            base.contains('.') && base != rel && !known.iter().any(|k| k == base) && bare(base);
+        if !out.contains(rel) && (whole(rel) || by_base) {
+            out.push(rel.clone());
         }
     }
     let matched = out.clone();
@@ -438,6 +442,15 @@ fn named_files<'a>(
         }
     }
     out
+}
+
+/// Whether `name` at byte `i` of `block` stands as a whole (not part of a longer word).
+fn whole_at(block: &str, i: usize, name: &str) -> bool {
+    let edge =
+        |c: Option<char>| c.is_none_or(|c| c.is_whitespace() || "()[]{},;:`'\"/\\*".contains(c));
+    edge(block[..i].chars().next_back())
+        && (edge(block[i + name.len()..].chars().next())
+            || block[i + name.len()..].starts_with(". "))
 }
 
 /// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
@@ -530,6 +543,25 @@ mod tests {
             [r"!\quiet here\DOCKET.md", "/x/David Leroy.md", "src/a.rs"]
         );
         assert_eq!(mentions("src/lib.rs then lib.rs"), ["src/lib.rs"]);
+        // A path names its file only; a bare name every file of that name, but a root file
+        // named by its own path is that file.
+        let known: Vec<String> = [
+            "/r/a/lib.rs",
+            "/r/b/lib.rs",
+            "/r/Cargo.toml",
+            "/r/c/Cargo.toml",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            named_files("- a/lib.rs and Cargo.toml", "/r", &known),
+            ["a/lib.rs", "Cargo.toml"]
+        );
+        assert_eq!(
+            named_files("- fix lib.rs", "/r", &known),
+            ["a/lib.rs", "b/lib.rs"]
+        );
         assert!(!names_file("b.rs", "/r/src/lib.rs"));
         assert!(names_file(r"notes\a.md", r"C:\v\notes\a.md"));
         assert_eq!(relative(r"C:\v\notes\a.md", r"C:\v"), r"notes\a.md");
