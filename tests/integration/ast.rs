@@ -327,8 +327,10 @@ fn ast_database_mode_diffs_against_the_previous_session() {
         &["--file", "svc.py", "--format", "jsonl"],
         b"",
     );
+    // The observations that touched the file come first; then mem-ast's changes.
     let history: Vec<(String, String, String)> = jsonl(&out)
         .iter()
+        .filter(|r| r["type"] == "function_change")
         .map(|r| {
             (
                 r["session_id"].as_str().unwrap().into(),
