@@ -253,6 +253,16 @@ fn agent_worktrees_belong_to_their_repository() {
         env.count("SELECT count(*) FROM projects WHERE full_path LIKE '%.claude/worktrees%'"),
         0
     );
+    // Its cwd is relative (sanitised upstream): compression moves it nowhere.
+    env.ok("mem-compress", &["-q"], b"");
+    assert_eq!(
+        projects_of(
+            &env,
+            "SELECT project FROM sessions WHERE session_id LIKE 'ef958aa1%'
+             UNION SELECT project FROM observations WHERE session_id LIKE 'ef958aa1%'"
+        ),
+        BTreeSet::from(["-experiments/worktrees".to_string()])
+    );
 }
 
 #[test]
@@ -298,5 +308,21 @@ fn a_session_in_a_repository_stays_there_whatever_else_it_edits() {
             "SELECT description FROM projects WHERE full_path = '{repo_s}'"
         )),
         "A tiny parser for strict input."
+    );
+}
+
+#[test]
+fn the_fixture_sessions_started_in_their_repositories_stay() {
+    let env = Env::new();
+    env.import_fixtures();
+    let before: BTreeSet<(String, String)> =
+        env.pairs("SELECT session_id, coalesce(project, '') FROM sessions");
+    env.ok("mem-compress", &["-q"], b"");
+    let after: BTreeSet<(String, String)> =
+        env.pairs("SELECT session_id, coalesce(project, '') FROM sessions");
+    assert_eq!(before, after);
+    assert_eq!(
+        env.count("SELECT count(*) FROM event_log WHERE event = 'project_discovered'"),
+        0
     );
 }

@@ -112,11 +112,16 @@ enum Cwd {
 /// The project the `files` a session touched in `cwd` belong to, when that is not `cwd`'s own
 /// and [`MAJORITY`] of the distinct files agree; `None` keeps the session where it is.
 pub fn infer(cwd: &str, files: &[String], cx: &Context) -> Option<Found> {
+    // A relative cwd (sanitised transcripts have them) says nowhere where its files are:
+    // capture joined relative paths to it, doubling it (`-x/wt/-x/wt/...`).
+    if !project::is_absolute(cwd) {
+        return None;
+    }
     let cwd = trim(&canonical(cwd)).to_string();
     let files: BTreeSet<String> = files
         .iter()
+        .filter(|f| project::is_absolute(f))
         .map(|f| trim(&canonical(f)).to_string())
-        .filter(|f| !f.is_empty())
         .collect();
     if files.is_empty() {
         return None;
@@ -612,9 +617,12 @@ mod tests {
             "/home/me/repo/.claude/worktrees/agent-2/src/b.rs",
         ]);
         assert_eq!(infer("/home/me", &f, &cx()).unwrap().root, "/home/me/repo");
-        // A cwd that is the repository (relative, as the fixture's) stays.
-        let f = files(&["-exp/wt/.claude/worktrees/agent-1/work/a.md"]);
+        // A relative cwd (the sanitised fixture's) moves nowhere, even with its paths doubled.
+        let f = files(&["-exp/wt/-exp/wt/.claude/worktrees/agent-1/work/a.md"]);
         assert_eq!(infer("-exp/wt", &f, &cx()), None);
+        // Relative paths vote for nothing (and count for nothing).
+        let f = files(&["/home/me/repo/a.rs", "notes/x.md"]);
+        assert_eq!(infer("/home/me", &f, &cx()).unwrap().total, 1);
     }
 
     #[test]
