@@ -326,3 +326,68 @@ fn the_fixture_sessions_started_in_their_repositories_stay() {
         0
     );
 }
+
+#[test]
+fn a_later_turn_moves_what_was_compressed_and_indexed_before() {
+    let env = Env::new().set("MEM_SEARCH_GIT_FILES", "0");
+    // Turn 1: a note in the home directory, no project to discover.
+    session(&env, "later", "/home/u", &["/home/u/notes.md"]);
+    env.ok("mem-compress", &["-q"], b"");
+    env.ok("mem-index", &["-q"], b"");
+    assert_eq!(
+        projects_of(&env, "SELECT project FROM observations"),
+        BTreeSet::from(["/home/u".to_string()])
+    );
+    // Turn 2 (resumed): three files of one repository, 3 of the 4 files touched.
+    session(
+        &env,
+        "later",
+        "/home/u",
+        &[
+            "/home/u/src/proj/a.py",
+            "/home/u/src/proj/b.py",
+            "/home/u/src/proj/lib/c.py",
+        ],
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    env.ok("mem-index", &["-q"], b"");
+    assert_eq!(
+        projects_of(
+            &env,
+            "SELECT project FROM sessions UNION SELECT project FROM observations
+             UNION SELECT project FROM pending_queue"
+        ),
+        BTreeSet::from(["/home/u/src/proj".to_string()])
+    );
+    // The index re-read the turn-1 observation: searching the project finds it.
+    let out = env.ok(
+        "mem-search",
+        &[
+            "--format",
+            "jsonl",
+            "--project",
+            "/home/u/src/proj",
+            "notes.md",
+        ],
+        b"",
+    );
+    let titles: Vec<String> = jsonl(&out)
+        .iter()
+        .filter_map(|h| h["title"].as_str().map(str::to_string))
+        .collect();
+    assert!(titles.iter().any(|t| t.contains("notes.md")), "{titles:?}");
+    // Turn 3 (resumed again): its captures are stored under home, then follow the session.
+    session(&env, "later", "/home/u", &["/home/u/src/proj/d.py"]);
+    env.ok("mem-compress", &["-q"], b"");
+    assert_eq!(
+        projects_of(
+            &env,
+            "SELECT project FROM observations UNION SELECT project FROM pending_queue"
+        ),
+        BTreeSet::from(["/home/u/src/proj".to_string()])
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM event_log WHERE event = 'project_discovered'"),
+        1
+    );
+}

@@ -468,7 +468,17 @@ pub fn run(conn: &Connection) -> Result<Vec<Rescoped>> {
                     to: found,
                 });
             }
-            _ => roots.extend(project),
+            _ => {
+                // Discovered before: captures since (a resumed session, a later turn) were
+                // stored under the cwd's project and follow the session.
+                if let Some(p) = &project {
+                    let own = project::identify(&cwd).root;
+                    if *p != own {
+                        projects::follow_session(conn, &sid, &own, p)?;
+                    }
+                }
+                roots.extend(project)
+            }
         }
     }
     for root in roots {

@@ -128,3 +128,13 @@ pub fn rescope(conn: &Connection, sid: &str, from: Option<&str>, to: &str) -> Re
     )?;
     Ok(())
 }
+
+/// Moves the captures of session `sid` still stored under `from` (its cwd's project) to `to`,
+/// the project its work was discovered in.
+pub fn follow_session(conn: &Connection, sid: &str, from: &str, to: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE pending_queue SET project = ?3 WHERE session_id = ?1 AND project = ?2",
+        params![sid, from, to],
+    )?;
+    Ok(())
+}
