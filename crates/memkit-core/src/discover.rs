@@ -169,7 +169,8 @@ fn vote(f: &str, cwd: &str, kind: Cwd, marked: &BTreeSet<String>, cx: &Context) 
         return Some(repo.to_string());
     }
     let open = kind == Cwd::Open;
-    // Candidates must lie below the cwd (an Unknown cwd), or below home (an Open one).
+    // A candidate is never a home or a folder of projects, and lies strictly below an Unknown
+    // cwd; for an Open one, anywhere but at or above it.
     let floor = |d: &str| -> bool {
         !is_homeish(d, cx)
             && !is_container(&project::name_of(d))
