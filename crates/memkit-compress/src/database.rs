@@ -72,6 +72,9 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     }
     let reclaimed = queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
     counts.insert("reclaimed".into(), reclaimed as u64);
+    // Before claiming, so the observations made now are stored under the discovered project.
+    let rescoped = memkit_core::discover::run(&conn)?;
+    counts.insert("rescoped".into(), rescoped.len() as u64);
     let open_turn = run.open_turn;
     let mut comp = Compressor::new(b, opts, Some(&conn));
     let mut recs: Vec<Observation> = Vec::new();

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod discover;
 pub mod error;
 pub mod hook;
 pub mod ids;

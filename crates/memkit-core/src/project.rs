@@ -82,12 +82,36 @@ pub fn identify(dir: &str) -> Project {
             }
         }
     }
+    // Claude Code's agent worktrees are git worktrees inside the repository; on another
+    // machine (an imported transcript) or once removed, only the path says whose they are.
+    if let Some(parent) = agent_worktree_parent(dir) {
+        return Project {
+            root: parent.to_string(),
+            name: name_of(parent),
+            branch: None,
+            source: "worktree",
+        };
+    }
     Project {
         root: dir.to_string(),
         name: name_of(dir),
         branch: None,
         source: "path",
     }
+}
+
+/// The repository of a path inside Claude Code's agent worktrees,
+/// `<repo>/.claude/worktrees/<name>[/...]` → `<repo>`: a string test, no file is read.
+pub fn agent_worktree_parent(path: &str) -> Option<&str> {
+    for marker in ["/.claude/worktrees/", "\\.claude\\worktrees\\"] {
+        if let Some(i) = path.find(marker) {
+            let name = path[i + marker.len()..].split(['/', '\\']).next()?;
+            if i > 0 && !name.is_empty() {
+                return Some(&path[..i]);
+            }
+        }
+    }
+    None
 }
 
 /// `.git` as a file: `gitdir: <path>`; a linked worktree's gitdir has a `commondir` pointing at
@@ -226,5 +250,27 @@ mod tests {
         assert_eq!(canonical(r"c:\v\notes/a.md"), r"C:\v\notes\a.md");
         assert_eq!(p.name, "proj");
         assert_eq!(p.source, "path");
+    }
+
+    #[test]
+    fn agent_worktrees_map_to_their_repository_without_git_on_disk() {
+        let p = identify("/nowhere/repo/.claude/worktrees/agent-ab1e6e14/src");
+        assert_eq!((p.root.as_str(), p.source), ("/nowhere/repo", "worktree"));
+        assert_eq!(p.name, "repo");
+        // The fixture's relative (sanitised) cwd, and Windows in either case of drive letter.
+        assert_eq!(
+            identify("-experiments/worktrees/.claude/worktrees/agent-a4ca7529").root,
+            "-experiments/worktrees"
+        );
+        assert_eq!(
+            identify(r"c:\w\repo\.claude\worktrees\x").root,
+            identify(r"C:\w\repo").root
+        );
+        // The worktrees folder itself, or a name missing, is no worktree.
+        assert_eq!(
+            identify("/r/.claude/worktrees/").root,
+            "/r/.claude/worktrees"
+        );
+        assert_eq!(agent_worktree_parent("/r/.claude/worktrees-old/x"), None);
     }
 }

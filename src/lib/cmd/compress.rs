@@ -40,7 +40,13 @@ pub const TOOL: super::Tool = super::Tool {
 };
 
 const DETAILS: &str = r#"
-Database mode (no FILE): claims the due captures of the queue in one transaction (whole sessions at
+Database mode (no FILE): first discovers the projects of sessions with captures waiting: a session
+started where no project is (the home directory, a folder of repositories such as ~/workspace)
+moves to the project 60% of the files it touched agree on (an agent worktree's repository, a known
+project, a marker such as .git or Cargo.toml on disk or among the paths, else the folder below
+home), with its captures, observations, function map and the learnings drawn from it alone; its cwd
+is kept, and a session started in a project root stays there. A project root on disk with no
+description gets its README's (else CLAUDE.md's) first paragraph. Then it claims the due captures of the queue in one transaction (whole sessions at
 a time, so two runs never take the same row; only closed turns: rows after a session's last Stop
 wait for it, unless the session ended or they are older than MEM_COMPRESS_OPEN_TURN_SECS, default
 600; rows a killed run left in processing are taken back when its process is gone or after 30
@@ -53,8 +59,8 @@ words with one of the same project from the last hour is merged into it. Then ev
 stopped or ended with nothing pending gets a summary, key files and key decisions (again when it
 gains observations after a resume); the transcript's last messages it quotes are redacted before
 they are cut. Output: one observation record per new observation, then a summary record with the
-counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, llm_calls,
-llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, switched_off, summaries.
+counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, rescoped,
+llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, switched_off, summaries.
 
 Where each capture ends: tool calls become part of an observation (observation_sources links them)
 and are marked done; a note becomes a manual observation; the other rows are marked done with a

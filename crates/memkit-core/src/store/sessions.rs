@@ -310,3 +310,31 @@ pub fn set_summary(
     )?;
     Ok(())
 }
+
+/// A session's id, cwd and project.
+pub type Place = (String, Option<String>, Option<String>);
+
+/// (session, cwd, project) of the sessions with captures waiting for compression.
+pub fn with_raw_captures(conn: &Connection) -> Result<Vec<Place>> {
+    let mut st = conn.prepare(
+        "SELECT s.session_id, s.cwd, s.project FROM sessions s
+         WHERE EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id AND q.status = 'raw')",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The distinct files a session touched: those its captures name and its observations read
+/// or modified (captures may be gone after retention).
+pub fn touched_files(conn: &Connection, sid: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT j.value FROM pending_queue q, json_each(q.files) j
+           WHERE q.session_id = ?1 AND json_valid(q.files) AND j.type = 'text'
+         UNION SELECT j.value FROM observations o, json_each(o.files_read) j
+           WHERE o.session_id = ?1 AND json_valid(o.files_read) AND j.type = 'text'
+         UNION SELECT j.value FROM observations o, json_each(o.files_modified) j
+           WHERE o.session_id = ?1 AND json_valid(o.files_modified) AND j.type = 'text'",
+    )?;
+    let rows = st.query_map([sid], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
