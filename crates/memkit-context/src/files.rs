@@ -37,8 +37,10 @@ pub struct InPlay {
     pub sessions: usize,
     /// When it was last touched (epoch ms).
     pub last_ms: i64,
+    /// Its calls (queue ids, newest first) and whether each was an edit.
+    pub calls: Vec<(i64, bool)>,
     /// What the observation made from its last edit (else its last read) says, and whether
-    /// that was an edit.
+    /// that was an edit ([`describe`]).
     pub last_what: Option<(bool, String)>,
 }
 
@@ -66,18 +68,13 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
                 edits: 0,
                 sessions: 0,
                 last_ms: at,
+                calls: Vec::new(),
                 last_what: None,
             });
             if edit {
                 e.edits += 1;
             }
-            if let Some((_, title)) = &c.observation
-                && e.last_what
-                    .as_ref()
-                    .is_none_or(|(was_edit, _)| edit && !was_edit)
-            {
-                e.last_what = Some((edit, title.clone()));
-            }
+            e.calls.push((c.id, edit));
             // A session counts once per file: as an edit if it edited it at all.
             match seen.get(&(f.clone(), c.session_id.as_str())) {
                 Some(true) => {}
@@ -107,6 +104,7 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
                 edits: 0,
                 sessions: 0,
                 last_ms: 0,
+                calls: Vec::new(),
                 last_what: None,
             })
             .changed = true;
@@ -120,6 +118,21 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
             .then(a.path.cmp(&b.path))
     });
     out
+}
+
+/// Sets each file's `last_what` from `titles` (queue id → title of the observation made from
+/// the call): its newest edit that made one, else its newest read that did.
+pub fn describe(files: &mut [InPlay], titles: &HashMap<i64, String>) {
+    for f in files {
+        let pick = |edit: bool| {
+            f.calls
+                .iter()
+                .filter(|(_, e)| *e == edit)
+                .find_map(|(id, _)| titles.get(id))
+                .map(|t| (edit, t.clone()))
+        };
+        f.last_what = pick(true).or_else(|| pick(false));
+    }
 }
 
 /// Whether `path` is a file of the project at `root` (not the root, not its .git).
@@ -139,6 +152,9 @@ pub struct Namer {
     root: String,
     /// Known files, relative to the root where inside it.
     known: Vec<String>,
+    /// Each known bare name with the one file it names (None: several share it): every
+    /// observation title is scanned for bare names, one lookup a word.
+    by_base: HashMap<String, Option<usize>>,
 }
 
 impl Namer {
@@ -146,9 +162,17 @@ impl Namer {
         let mut known: Vec<String> = known.into_iter().map(|f| relative(f, root)).collect();
         known.sort();
         known.dedup();
+        let mut by_base: HashMap<String, Option<usize>> = HashMap::new();
+        for (i, f) in known.iter().enumerate() {
+            by_base
+                .entry(base_name(f).to_string())
+                .and_modify(|one| *one = None)
+                .or_insert(Some(i));
+        }
         Namer {
             root: root.to_string(),
             known,
+            by_base,
         }
     }
 
@@ -222,21 +246,20 @@ impl Namer {
         if !ext || word.contains(['/', '\\']) {
             return None;
         }
-        let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
         // The first of the hinted files: a title names its first file ("Fix a.rs and 2 more").
-        let hinted: Vec<&&String> = hint.iter().filter(|f| base(f) == word).collect();
-        let path = match hinted.as_slice() {
-            [first, ..] => self.name(first),
-            [] => {
-                let mut known = self.known.iter().filter(|f| base(f) == word);
-                match (known.next(), known.next()) {
-                    (Some(one), None) => self.name(one),
-                    _ => return None,
-                }
-            }
+        let path = match hint.iter().find(|f| base_name(f) == word) {
+            Some(first) => self.name(first),
+            None => match self.by_base.get(word) {
+                Some(Some(one)) => self.name(&self.known[*one]),
+                _ => return None,
+            },
         };
         (path != word).then_some(path)
     }
+}
+
+fn base_name(f: &str) -> &str {
+    f.rsplit(['/', '\\']).next().unwrap_or(f)
 }
 
 fn relative(f: &str, root: &str) -> String {
@@ -250,13 +273,13 @@ fn relative(f: &str, root: &str) -> String {
 mod tests {
     use super::*;
 
-    fn call(session: &str, tool: &str, file: &str, at: &str) -> FileCall {
+    fn call(id: i64, session: &str, tool: &str, file: &str, at: &str) -> FileCall {
         FileCall {
+            id,
             session_id: session.into(),
             tool: tool.into(),
             files: vec![file.into()],
             at: at.into(),
-            observation: Some(("change".into(), format!("{tool} {file}"))),
             input: None,
         }
     }
@@ -265,19 +288,30 @@ mod tests {
     fn edits_of_the_last_session_lead_and_reads_count_less() {
         // Newest first, as the store returns them.
         let calls = vec![
-            call("s2", "Read", "/p/b.rs", "2025-01-02T10:00:00Z"),
-            call("s2", "Edit", "/p/a.rs", "2025-01-02T09:00:00Z"),
-            call("s1", "Edit", "/p/c.rs", "2025-01-01T09:00:00Z"),
-            call("s1", "Edit", "/p/c.rs", "2025-01-01T08:00:00Z"),
-            call("s1", "Edit", "/tmp/plan.md", "2025-01-01T08:00:00Z"),
+            call(7, "s2", "Read", "/p/b.rs", "2025-01-02T10:00:00Z"),
+            call(6, "s2", "Read", "/p/a.rs", "2025-01-02T09:30:00Z"),
+            call(5, "s2", "Edit", "/p/a.rs", "2025-01-02T09:00:00Z"),
+            call(4, "s1", "Edit", "/p/c.rs", "2025-01-01T09:00:00Z"),
+            call(3, "s1", "Edit", "/p/c.rs", "2025-01-01T08:00:00Z"),
+            call(2, "s1", "Edit", "/tmp/plan.md", "2025-01-01T08:00:00Z"),
         ];
-        let r = rank(&calls, "/p", &["/p/z.rs".into()], Weights::default());
+        let mut r = rank(&calls, "/p", &["/p/z.rs".into()], Weights::default());
+        // Titles of the observations made from the calls (4 made none).
+        let titles: HashMap<i64, String> =
+            [(7, "Read b"), (6, "Read a"), (5, "Edit a"), (3, "Edit c")]
+                .into_iter()
+                .map(|(id, t)| (id, t.to_string()))
+                .collect();
+        describe(&mut r, &titles);
         let order: Vec<&str> = r.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(order, ["/p/z.rs", "/p/a.rs", "/p/c.rs", "/p/b.rs"]);
         assert_eq!(r[2].edits, 2);
         assert_eq!(r[2].sessions, 1);
-        assert_eq!(r[1].last_what, Some((true, "Edit /p/a.rs".to_string())));
-        assert_eq!(r[3].last_what, Some((false, "Read /p/b.rs".to_string())));
+        // An edit's observation says more than a later read's; the newest edit that made one.
+        assert_eq!(r[1].last_what, Some((true, "Edit a".to_string())));
+        assert_eq!(r[2].last_what, Some((true, "Edit c".to_string())));
+        assert_eq!(r[3].last_what, Some((false, "Read b".to_string())));
+        assert_eq!(r[0].last_what, None);
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
             (_, "sessions") => sessions(conn, opts, work.as_ref().ok().map(|w| &w.namer)),
             (_, "learnings") => learnings(conn, opts),
             (Err(e), _) => Err(Error::Other(e.to_string())),
-            (Ok(w), "files") => files_layer(w, &set, opts),
+            (Ok(w), "files") => files_layer(conn, w, &set, opts),
             (Ok(w), "functions") => functions(conn, opts, w),
             (Ok(w), _) => observations(conn, &set, opts, w),
         };
@@ -404,11 +404,20 @@ fn work(conn: &Connection, opts: &Options) -> Result<Work> {
 
 /// The files the next session is most likely to work on (`files::rank`), each with what was
 /// last done to it and when.
-fn files_layer(work: &Work, set: &Settings, opts: &Options) -> LayerLines {
+fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let ranked = files::rank(&work.calls, project, &opts.files, set.files);
+    let mut ranked = files::rank(&work.calls, project, &opts.files, set.files);
+    let shown = ranked.len().min(FILES_SHOWN);
+    let ids: Vec<i64> = ranked[..shown]
+        .iter()
+        .flat_map(|f| f.calls.iter().map(|(id, _)| *id))
+        .collect();
+    files::describe(
+        &mut ranked[..shown],
+        &queue::observation_titles(conn, &ids)?,
+    );
     let mut lines: Vec<Line> = ranked
         .iter()
         .take(FILES_SHOWN)

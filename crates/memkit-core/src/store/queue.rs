@@ -1,5 +1,7 @@
 //! `pending_queue`: every capture waits here until compression turns it into observations.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
@@ -337,12 +339,12 @@ pub const EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
 /// One successful Read or edit of files, with the observation it went into (if compressed).
 #[derive(Debug, Clone)]
 pub struct FileCall {
+    /// The queue row.
+    pub id: i64,
     pub session_id: String,
     pub tool: String,
     pub files: Vec<String>,
     pub at: String,
-    /// (type, title) of the observation made from it.
-    pub observation: Option<(String, String)>,
     /// The call's input, when asked for (edits only).
     pub input: Option<serde_json::Value>,
 }
@@ -376,29 +378,44 @@ pub fn file_calls(
         "NULL"
     };
     let mut st = conn.prepare(&format!(
-        "SELECT q.session_id, q.tool_name, q.files, q.created_at,
-                (SELECT o.type || char(9) || o.title FROM observation_sources s
-                   JOIN observations o ON o.id = s.observation_id
-                  WHERE s.queue_id = q.id LIMIT 1),
-                {input}
+        "SELECT q.session_id, q.tool_name, q.files, q.created_at, q.id, {input}
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})
           ORDER BY q.created_at DESC, q.id DESC LIMIT {limit}"
     ))?;
     let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
-        let obs: Option<String> = r.get(4)?;
         let input: Option<String> = r.get(5)?;
         Ok(FileCall {
+            id: r.get(4)?,
             session_id: r.get(0)?,
             tool: r.get(1)?,
             files: super::parse_list(r.get(2)?),
             at: r.get(3)?,
-            observation: obs.and_then(|o| {
-                o.split_once('\t')
-                    .map(|(k, t)| (k.to_string(), t.to_string()))
-            }),
             input: input.and_then(|i| serde_json::from_str(&i).ok()),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The title of the observation made from each of these queue rows that has one. Asked for
+/// the few files a block shows, not with every call: a lookup per call was a third of
+/// SessionStart's time.
+pub fn observation_titles(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    super::by_chunks(ids, 500, |list| {
+        let mut st = conn.prepare(&format!(
+            "SELECT s.queue_id, o.title FROM observation_sources s
+               JOIN observations o ON o.id = s.observation_id
+              WHERE s.queue_id IN ({list}) ORDER BY s.queue_id, o.id"
+        ))?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<Vec<(i64, String)>>>()
+            .map_err(Into::into)
+    })
+    .map(|pairs| {
+        let mut out = HashMap::new();
+        for (id, title) in pairs {
+            out.entry(id).or_insert(title);
+        }
+        out
+    })
 }

@@ -251,6 +251,11 @@ ALTER TABLE call_graph ADD COLUMN times_confirmed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE call_graph ADD COLUMN confirmed_at TEXT;
 ALTER TABLE call_graph ADD COLUMN base_confidence REAL;
 "#,
+    // 9: the reads and edits SessionStart ranks files by, from an index alone: a row's files
+    // and time come after its payload, which a table read would walk through.
+    r#"
+CREATE INDEX pending_file_calls ON pending_queue(session_id, event, tool_name, created_at, files);
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
