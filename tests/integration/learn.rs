@@ -466,21 +466,17 @@ fn llm_extraction_inserts_merges_contradicts_and_skips() {
         (200, anthropic_reply(&answer(items), 1000, 50))
     });
     let env = llm_env("anthropic", &mock);
+    let outcomes = |recs: &[Value]| -> Vec<String> {
+        recs.iter()
+            .filter(|r| r["type"] == "learning")
+            .map(|r| r["outcome"].as_str().unwrap().to_string())
+            .collect()
+    };
     let r1 = learn_session(&env, "s1", "Set up the test command");
-    let o1: Vec<&str> = r1
-        .iter()
-        .filter(|r| r["type"] == "learning")
-        .map(|r| r["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(o1, ["inserted", "skipped"], "{r1:?}");
+    assert_eq!(outcomes(&r1), ["inserted", "skipped"], "{r1:?}");
     assert_eq!(r1.last().unwrap()["counts"]["llm_calls"], 1);
     let r2 = learn_session(&env, "s2", "Add the health endpoint");
-    let o2: Vec<&str> = r2
-        .iter()
-        .filter(|r| r["type"] == "learning")
-        .map(|r| r["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(o2, ["merged", "inserted"], "{r2:?}");
+    assert_eq!(outcomes(&r2), ["merged", "inserted"], "{r2:?}");
     let r3 = learn_session(&env, "s3", "Move the API behind the proxy");
     let l3: Vec<&Value> = r3.iter().filter(|r| r["type"] == "learning").collect();
     assert_eq!(l3[0]["outcome"], "contradicted");

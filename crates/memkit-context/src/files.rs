@@ -263,10 +263,7 @@ fn base_name(f: &str) -> &str {
 }
 
 fn relative(f: &str, root: &str) -> String {
-    f.strip_prefix(root)
-        .and_then(|r| r.strip_prefix(['/', '\\']))
-        .unwrap_or(f)
-        .to_string()
+    memkit_core::project::relative(f, root).to_string()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod request;
 use rusqlite::Connection;
 
 use memkit_compress::heuristic::is_code;
+use memkit_core::clip;
 use memkit_core::config::Config;
 use memkit_core::store::queue::{self, FileCall};
 use memkit_core::store::{functions as function_map, learnings, observations, sessions};
@@ -755,15 +756,6 @@ pub fn index_line(
 /// Whitespace folded to single spaces.
 pub fn flatten(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
 }
 
 /// "just now", "5 min ago", "3 h ago", "2 d ago", "6 w ago", else the date.

@@ -18,6 +18,16 @@ pub mod tokens;
 
 pub use error::{Context, Error, Result};
 
+/// `s` cut to at most `max` characters, the last of them an ellipsis marking the cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
 /// Text of bytes that should be UTF-8, with U+FFFD for what is not. Validates first: on valid
 /// input `String::from_utf8_lossy` walks byte by byte (7M instructions for a 1 MB payload, a
 /// quarter of what a hook spends on it).

@@ -56,6 +56,13 @@ pub fn canonical(path: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `path` relative to the project `root` when inside it, else as it is.
+pub fn relative<'a>(path: &'a str, root: &str) -> &'a str {
+    path.strip_prefix(root)
+        .and_then(|r| r.strip_prefix(['/', '\\']))
+        .unwrap_or(path)
+}
+
 /// Resolves the project of `dir`: the enclosing git repository's root, with a linked worktree
 /// mapped to its main repository so all worktrees share one project; else `dir` itself.
 pub fn identify(dir: &str) -> Project {

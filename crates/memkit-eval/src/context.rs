@@ -462,10 +462,7 @@ fn names_file(m: &str, f: &str) -> bool {
 }
 
 fn relative(f: &str, root: &str) -> String {
-    f.strip_prefix(root)
-        .and_then(|r| r.strip_prefix(['/', '\\']))
-        .unwrap_or(f)
-        .to_string()
+    project::relative(f, root).to_string()
 }
 
 /// Each method's figures over `scores` (one project's, or all).

@@ -582,9 +582,7 @@ impl Docs {
             let dir = path.parent().unwrap_or(Path::new("."));
             std::fs::create_dir_all(dir)
                 .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut (t.command)(), t.name, &mut out);
-            std::fs::write(&path, out)
+            std::fs::write(&path, super::man::completion(t, shell))
                 .map_err_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())

@@ -106,10 +106,15 @@ pub fn render(tool: &Tool) -> String {
 
 /// Completions for every tool in one script, for shells that accept several definitions.
 pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    crate::cmd::ALL
+        .iter()
+        .flat_map(|t| completion(t, shell))
+        .collect()
+}
+
+/// One tool's completions.
+pub fn completion(tool: &Tool, shell: clap_complete::Shell) -> Vec<u8> {
     let mut out = Vec::new();
-    for t in crate::cmd::ALL {
-        let mut cmd = (t.command)();
-        clap_complete::generate(shell, &mut cmd, t.name, &mut out);
-    }
+    clap_complete::generate(shell, &mut (tool.command)(), tool.name, &mut out);
     out
 }

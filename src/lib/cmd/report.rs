@@ -138,11 +138,13 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         )
         .collect::<Result<_>>()?;
     let now = match args.now.as_deref() {
-        Some(t) => store::parse_time(t).ok_or_else(|| {
+        Some(t) => store::parse_instant(t).map(|(t, _)| t).ok_or_else(|| {
             Error::Usage(format!("--now: {t:?} is not a date; {}", store::DATE_HINT))
         })?,
-        None => store::now(),
+        None => chrono::Utc::now(),
     };
+    let stamp =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let cfg = Config::load(&config::data_home())?;
     let path = cfg.db_path();
     let Some(conn) = store::open_if_present(&path)? else {
@@ -180,13 +182,13 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         let since = args
             .days
             .or((!args.sessions).then_some(7))
-            .map(|d| days_before(&now, d));
+            .map(|d| stamp(now - chrono::Duration::days(d.into())));
         // A report as of a past moment leaves out what came after it.
-        let until = args.now.is_some().then_some(now.as_str());
+        let until = args.now.is_some().then(|| stamp(now));
         let scope = Scope {
             projects: roots.as_deref(),
             since: since.as_deref(),
-            until,
+            until: until.as_deref(),
         };
         if args.sessions {
             let rows = rep::sessions(&conn, &scope, usize::MAX >> 1)?;
@@ -224,14 +226,7 @@ fn scope_roots(conn: &rusqlite::Connection, args: &Args) -> Result<Option<Vec<St
         return Ok(None);
     };
     let root = crate::project::identify(&dir).root;
-    let known = !rep::projects(conn)?.iter().all(|p| p.project != root);
-    Ok(known.then(|| vec![root]))
-}
-
-/// The stored timestamp `days` days before `now`.
-fn days_before(now: &str, days: u32) -> String {
-    let t = store::parse_instant(now).map_or_else(chrono::Utc::now, |(t, _)| t);
-    (t - chrono::Duration::days(days.into())).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    Ok(rep::known(conn, &root)?.then(|| vec![root]))
 }
 
 /// Each id in full; false when none exists.
@@ -246,10 +241,10 @@ fn show_ids(conn: &rusqlite::Connection, wanted: &[Id], io: &mut Io, md: bool) -
                 }
                 None => false,
             },
-            Id::Session(n) => {
-                let sid = store::sessions::id_of(conn, &ids::session(n))?;
-                sid != ids::session(n) && show_session(conn, &sid, io, md)?
-            }
+            Id::Session(n) => match store::sessions::id_at(conn, n)? {
+                Some(sid) => show_session(conn, &sid, io, md)?,
+                None => false,
+            },
             Id::Learning(n) => match learnings::get(conn, n)? {
                 Some(l) if md => {
                     io.out.write_all(learning_markdown(&l).as_bytes())?;
@@ -377,9 +372,7 @@ fn obs_line(o: &Observation, root: Option<&str>) -> String {
 
 /// A path relative to its project root when inside it.
 fn relative(path: &str, root: Option<&str>) -> String {
-    root.and_then(|r| path.strip_prefix(r))
-        .and_then(|rest| rest.strip_prefix(['/', '\\']))
-        .unwrap_or(path)
+    root.map_or(path, |r| crate::project::relative(path, r))
         .to_string()
 }
 
@@ -407,14 +400,15 @@ fn days_report(
 ) -> Result<bool> {
     let sessions = rep::sessions(conn, scope, usize::MAX >> 1)?;
     let obs = rep::observations(conn, scope)?;
-    let mut by_session: BTreeMap<&str, Vec<&Observation>> = BTreeMap::new();
+    let mut by_session: BTreeMap<&str, Vec<&Observation>> = sessions
+        .iter()
+        .map(|s| (s.session_id.as_str(), Vec::new()))
+        .collect();
     let mut loose: Vec<&Observation> = Vec::new();
     for o in &obs {
-        match o.session_id.as_deref() {
-            Some(s) if sessions.iter().any(|x| x.session_id == s) => {
-                by_session.entry(s).or_default().push(o)
-            }
-            _ => loose.push(o),
+        match o.session_id.as_deref().and_then(|s| by_session.get_mut(s)) {
+            Some(list) => list.push(o),
+            None => loose.push(o),
         }
     }
     if sessions.is_empty() && loose.is_empty() {

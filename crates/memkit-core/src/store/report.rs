@@ -146,16 +146,17 @@ fn goal(summary: &str) -> Option<String> {
     let g = summary.trim().strip_prefix("Goal:")?.trim();
     let end = g.find(". ").or_else(|| g.find('\n')).unwrap_or(g.len());
     let g = g[..end].trim_end_matches('.').trim();
-    if g.is_empty() {
-        return None;
-    }
-    Some(if g.chars().count() > 80 {
-        let mut t: String = g.chars().take(79).collect();
-        t.push('…');
-        t
-    } else {
-        g.to_string()
-    })
+    (!g.is_empty()).then(|| crate::clip(g, 80))
+}
+
+/// Whether any session or observation is stored under the project `root`.
+pub fn known(conn: &Connection, root: &str) -> Result<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions WHERE project = ?1)
+             OR EXISTS (SELECT 1 FROM observations WHERE project = ?1)",
+        [root],
+        |r| r.get(0),
+    )?)
 }
 
 /// Observations in scope (by `created_at`), oldest first.

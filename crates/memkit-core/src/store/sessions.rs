@@ -24,19 +24,23 @@ pub struct SessionInfo {
 /// session id as stored (returned as given when no row has that number).
 pub fn id_of(conn: &Connection, given: &str) -> Result<String> {
     let given = given.trim();
-    if let Some(crate::ids::Id::Session(n)) = crate::ids::parse(given) {
-        let found = conn
-            .query_row(
-                "SELECT session_id FROM sessions WHERE rowid = ?1",
-                [n],
-                |r| r.get::<_, String>(0),
-            )
-            .optional()?;
-        if let Some(id) = found {
-            return Ok(id);
-        }
+    if let Some(crate::ids::Id::Session(n)) = crate::ids::parse(given)
+        && let Some(id) = id_at(conn, n)?
+    {
+        return Ok(id);
     }
     Ok(given.to_string())
+}
+
+/// The session id of the session with row number `rowid` (what `s17` names).
+pub fn id_at(conn: &Connection, rowid: i64) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT session_id FROM sessions WHERE rowid = ?1",
+            [rowid],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// Creates the session or fills in what it lacks; idempotent. started_at keeps the earliest

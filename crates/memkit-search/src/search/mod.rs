@@ -1134,13 +1134,7 @@ fn one_line(s: &str, max: usize) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    if line.chars().count() > max {
-        let mut t: String = line.chars().take(max - 1).collect();
-        t.push('…');
-        t
-    } else {
-        line.to_string()
-    }
+    memkit_core::clip(line, max)
 }
 
 fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Explain) -> Hit {
