@@ -181,6 +181,32 @@ fn a_file_a_session_and_ids_of_every_kind() {
         "SELECT min(id) FROM observations WHERE session_id = '{sid}'"
     ));
     assert!(by_ref.contains(&format!("- o{obs_id} ")), "{by_ref}");
+    // mem-search takes the same session id forms.
+    env.ok("mem-index", &["-q"], b"");
+    let search = |session: &str| {
+        let out = env.ok(
+            "mem-search",
+            &[
+                "--all-projects",
+                "--engine",
+                "bm25",
+                "--session",
+                session,
+                "the",
+                "-n",
+                "50",
+            ],
+            b"",
+        );
+        jsonl(&out)
+    };
+    let by_uuid = search(&sid);
+    assert!(!by_uuid.is_empty());
+    assert!(
+        by_uuid.iter().all(|h| h["session_id"] == sid.as_str()),
+        "{by_uuid:?}"
+    );
+    assert_eq!(search(&format!("s{rowid}")), by_uuid);
 
     // An observation: o17, 17, #17 and --obs are one thing; old numeric input keeps working.
     let forms = [

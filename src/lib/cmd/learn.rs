@@ -131,6 +131,7 @@ pub enum Cmd {
     },
     /// Learn now: from the sessions due (or one session, again).
     Extract {
+        /// The session (s4 or its session id).
         #[arg(long, value_name = "ID")]
         session: Option<String>,
     },
@@ -429,7 +430,8 @@ fn extract(
     let opts = memkit_compress::Options::from_config(cfg)?;
     let mut ex = memkit_learn::extract::Extractor::new(b, &opts, &conn)?;
     let mut same = Sameness::new(&conn, cfg)?;
-    let due = learnings::due(&conn, only)?;
+    let only = only.map(|s| store::sessions::id_of(&conn, s)).transpose()?;
+    let due = learnings::due(&conn, only.as_deref())?;
     if due.is_empty() && only.is_some() {
         return Err(Error::Usage(format!(
             "--session {}: no such session with a summary (mem-pipeline summarises sessions)",

@@ -141,7 +141,7 @@ pub struct Args {
     /// Only records made at or before this date (whole day) or datetime.
     #[arg(long, value_name = "DATE")]
     pub before: Option<String>,
-    /// Only this session.
+    /// Only this session (s4 or its session id).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Files being worked on, comma-separated (ranking; default: git's changed files).

@@ -420,7 +420,10 @@ impl Searcher {
                 tags: self.expand_tags(&tags)?,
                 after_ms,
                 before_ms,
-                session,
+                // `s4`, as mem-report and the blocks print sessions, or a session id.
+                session: session
+                    .map(|s| memkit_core::store::sessions::id_of(&self.conn, &s))
+                    .transpose()?,
             },
             limit: if limit == 0 { 10 } else { limit },
             min_score,
