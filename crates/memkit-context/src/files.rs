@@ -44,9 +44,21 @@ pub struct InPlay {
     pub last_what: Option<(bool, String)>,
 }
 
-/// Ranks the files inside `root` that `calls` (newest first) touched. `changed` (the working
-/// tree's changes, absolute) come first whether or not a session touched them.
-pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> Vec<InPlay> {
+/// Ranks the files inside `root` that `calls` (newest first) touched or `history` (file,
+/// sessions that edited it, edits, last edit; over a longer stretch) says were edited.
+/// `changed` (the working tree's changes, absolute) come first whether or not a session touched
+/// them. The rest alternate between two orders: by the recency-weighted score of the last
+/// sessions' edits and reads, and by how many sessions edited the file. Either order alone
+/// loses to the other on some projects (a file reworked in every third session drops out of
+/// a recency order; a burst of new files is missing from a frequency order), and taking turns
+/// keeps the best of each, as the merged baseline of `mem-eval context` does.
+pub fn rank(
+    calls: &[FileCall],
+    history: &[(String, usize, usize, String)],
+    root: &str,
+    changed: &[String],
+    w: Weights,
+) -> Vec<InPlay> {
     // Sessions by their latest call, newest first: the order the calls arrive in.
     let mut session_rank: HashMap<&str, i32> = HashMap::new();
     for c in calls {
@@ -94,6 +106,20 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
             }
         }
     }
+    let mut freq: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (f, sessions, edits, at) in history.iter().filter(|h| inside(&h.0, root)) {
+        freq.insert(f, (*sessions, *edits));
+        files.entry(f.clone()).or_insert_with(|| InPlay {
+            path: f.clone(),
+            score: 0.0,
+            changed: false,
+            edits: *edits,
+            sessions: *sessions,
+            last_ms: memkit_core::store::parse_instant(at).map_or(0, |t| t.0.timestamp_millis()),
+            calls: Vec::new(),
+            last_what: None,
+        });
+    }
     for f in changed.iter().filter(|f| inside(f, root)) {
         files
             .entry(f.clone())
@@ -109,14 +135,29 @@ pub fn rank(calls: &[FileCall], root: &str, changed: &[String], w: Weights) -> V
             })
             .changed = true;
     }
-    let mut out: Vec<InPlay> = files.into_values().collect();
-    out.sort_by(|a, b| {
-        b.changed
-            .cmp(&a.changed)
-            .then(b.score.total_cmp(&a.score))
+    let (mut out, rest): (Vec<InPlay>, Vec<InPlay>) = files.into_values().partition(|f| f.changed);
+    let by_recency = |a: &InPlay, b: &InPlay| {
+        b.score
+            .total_cmp(&a.score)
             .then(b.last_ms.cmp(&a.last_ms))
             .then(a.path.cmp(&b.path))
-    });
+    };
+    out.sort_by(by_recency);
+    let mut recent: Vec<&InPlay> = rest.iter().filter(|f| f.score > 0.0).collect();
+    recent.sort_by(|a, b| by_recency(a, b));
+    let count = |f: &InPlay| freq.get(f.path.as_str()).copied().unwrap_or_default();
+    let mut frequent: Vec<&InPlay> = rest.iter().filter(|f| count(f).0 > 0).collect();
+    frequent.sort_by(|a, b| count(b).cmp(&count(a)).then_with(|| by_recency(a, b)));
+    let mut pos: HashMap<String, usize> = HashMap::new();
+    for i in 0..recent.len().max(frequent.len()) {
+        for f in [recent.get(i), frequent.get(i)].into_iter().flatten() {
+            let n = pos.len();
+            pos.entry(f.path.clone()).or_insert(n);
+        }
+    }
+    let mut rest = rest;
+    rest.sort_by_key(|f| pos.get(f.path.as_str()).copied().unwrap_or(usize::MAX));
+    out.extend(rest);
     out
 }
 
@@ -292,7 +333,7 @@ mod tests {
             call(3, "s1", "Edit", "/p/c.rs", "2025-01-01T08:00:00Z"),
             call(2, "s1", "Edit", "/tmp/plan.md", "2025-01-01T08:00:00Z"),
         ];
-        let mut r = rank(&calls, "/p", &["/p/z.rs".into()], Weights::default());
+        let mut r = rank(&calls, &[], "/p", &["/p/z.rs".into()], Weights::default());
         // Titles of the observations made from the calls (4 made none).
         let titles: HashMap<i64, String> =
             [(7, "Read b"), (6, "Read a"), (5, "Edit a"), (3, "Edit c")]
@@ -309,6 +350,38 @@ mod tests {
         assert_eq!(r[2].last_what, Some((true, "Edit c".to_string())));
         assert_eq!(r[3].last_what, Some((false, "Read b".to_string())));
         assert_eq!(r[0].last_what, None);
+    }
+
+    #[test]
+    fn files_edited_in_many_sessions_take_turns_with_the_last_sessions_files() {
+        let calls = vec![
+            call(9, "s3", "Edit", "/p/a.rs", "2025-03-03T09:00:00Z"),
+            call(8, "s2", "Edit", "/p/b.rs", "2025-03-02T09:00:00Z"),
+            call(7, "s1", "Edit", "/p/c.rs", "2025-03-01T09:00:00Z"),
+            call(6, "s1", "Read", "/p/r.rs", "2025-03-01T08:00:00Z"),
+        ];
+        // d.rs was edited in five older sessions, outside the calls read; e.rs in two.
+        let h = |f: &str, s: usize, at: &str| (f.to_string(), s, s * 2, at.to_string());
+        let history = vec![
+            h("/p/a.rs", 1, "2025-03-03T09:00:00Z"),
+            h("/p/b.rs", 1, "2025-03-02T09:00:00Z"),
+            h("/p/c.rs", 1, "2025-03-01T09:00:00Z"),
+            h("/p/d.rs", 5, "2025-01-01T09:00:00Z"),
+            h("/p/e.rs", 2, "2025-01-02T09:00:00Z"),
+            h("/elsewhere/x.rs", 9, "2025-01-02T09:00:00Z"),
+        ];
+        let r = rank(&calls, &history, "/p", &[], Weights::default());
+        let order: Vec<&str> = r.iter().map(|f| f.path.as_str()).collect();
+        // Recency: a b c r; frequency: d e a b c. Taking turns: a d b e c r.
+        assert_eq!(
+            order,
+            [
+                "/p/a.rs", "/p/d.rs", "/p/b.rs", "/p/e.rs", "/p/c.rs", "/p/r.rs"
+            ]
+        );
+        // A file known only from the history says what the history says.
+        assert_eq!((r[1].edits, r[1].sessions), (10, 5));
+        assert!(r[1].last_ms > 0 && r[1].calls.is_empty());
     }
 
     #[test]

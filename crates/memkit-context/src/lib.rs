@@ -50,6 +50,8 @@ const FILES_NAMED: usize = 40;
 /// Names per line of those (a line is kept or left out whole).
 const NAMES_PER_LINE: usize = 8;
 const FILE_SESSIONS: usize = 30;
+/// Sessions whose edits count toward how often a file is edited (one grouped query).
+const HISTORY_SESSIONS: usize = 300;
 /// File calls read for the files and functions layers.
 const FILE_CALLS: usize = 3000;
 
@@ -384,23 +386,37 @@ impl Settings {
 /// the names files get in the block.
 struct Work {
     calls: Vec<FileCall>,
+    /// (file, sessions that edited it, edits, last edit) over the last `HISTORY_SESSIONS`.
+    history: Vec<(String, usize, usize, String)>,
     namer: Namer,
 }
 
 fn work(conn: &Connection, opts: &Options) -> Result<Work> {
     let root = opts.project.clone().unwrap_or_default();
-    let calls = match &opts.project {
+    let (calls, history) = match &opts.project {
         Some(p) => {
-            let recent = sessions::latest_ids(conn, p, FILE_SESSIONS)?;
-            queue::file_calls(conn, &recent, false, FILE_CALLS)?
+            let ids = sessions::latest_ids(conn, p, HISTORY_SESSIONS)?;
+            let recent = &ids[..ids.len().min(FILE_SESSIONS)];
+            (
+                queue::file_calls(conn, recent, false, FILE_CALLS)?,
+                queue::edit_history(conn, &ids)?,
+            )
         }
-        None => vec![],
+        None => (vec![], vec![]),
     };
     let namer = Namer::new(
-        calls.iter().flat_map(|c| c.files.iter()).chain(&opts.files),
+        calls
+            .iter()
+            .flat_map(|c| c.files.iter())
+            .chain(history.iter().map(|h| &h.0))
+            .chain(&opts.files),
         &root,
     );
-    Ok(Work { calls, namer })
+    Ok(Work {
+        calls,
+        history,
+        namer,
+    })
 }
 
 /// The files the next session is most likely to work on (`files::rank`), each with what was
@@ -409,7 +425,7 @@ fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let mut ranked = files::rank(&work.calls, project, &opts.files, set.files);
+    let mut ranked = files::rank(&work.calls, &work.history, project, &opts.files, set.files);
     let shown = ranked.len().min(FILES_SHOWN);
     let ids: Vec<i64> = ranked[..shown]
         .iter()

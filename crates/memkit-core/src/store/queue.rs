@@ -397,6 +397,50 @@ pub fn file_calls(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// How often each file was edited across `sessions`: (file, sessions that edited it, edits, last
+/// edit time). One grouped read of the covering index, so a long history stays cheap.
+pub fn edit_history(
+    conn: &Connection,
+    sessions: &[String],
+) -> Result<Vec<(String, usize, usize, String)>> {
+    if sessions.is_empty() {
+        return Ok(vec![]);
+    }
+    let marks = vec!["?"; sessions.len()].join(",");
+    let mut st = conn.prepare(&format!(
+        "SELECT q.session_id, q.files, COUNT(*), MAX(q.created_at) FROM pending_queue q
+          WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
+            AND q.tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
+          GROUP BY q.session_id, q.files"
+    ))?;
+    let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            super::parse_list(r.get(1)?),
+            r.get::<_, i64>(2)? as usize,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    // file -> (sessions, edits, last)
+    let mut by_file: HashMap<String, (std::collections::HashSet<String>, usize, String)> =
+        HashMap::new();
+    for row in rows {
+        let (session, files, n, at) = row?;
+        for f in files {
+            let e = by_file.entry(f).or_default();
+            e.0.insert(session.clone());
+            e.1 += n;
+            if e.2 < at {
+                e.2 = at.clone();
+            }
+        }
+    }
+    Ok(by_file
+        .into_iter()
+        .map(|(f, (s, n, at))| (f, s.len(), n, at))
+        .collect())
+}
+
 /// The title of the observation made from each of these queue rows that has one. Asked for
 /// the few files a block shows, not with every call: a lookup per call was a third of
 /// SessionStart's time.
