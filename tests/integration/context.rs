@@ -764,3 +764,174 @@ fn now_builds_the_block_as_of_that_moment() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--now"));
 }
+
+/// A project's sessions as transcripts: session `i` (one a day) edits `edits(i)`.
+fn write_sessions(dir: &Path, root: &str, n: usize, edits: impl Fn(usize) -> Vec<&'static str>) {
+    let folder = dir.join(root.replace('/', "-"));
+    std::fs::create_dir_all(&folder).unwrap();
+    for i in 0..n {
+        let id = format!("00000000-0000-4000-8000-{i:012}");
+        let at = |s: usize| format!("2025-{:02}-{:02}T10:{s:02}:00.000Z", 3 + i / 28, i % 28 + 1);
+        let mut lines = vec![json!({"type": "user", "sessionId": id, "cwd": root,
+            "uuid": format!("u{i}-0"), "timestamp": at(0), "message": {"role": "user",
+            "content": format!("Work item {i}: update the parser and its callers")}})];
+        for (k, f) in edits(i).into_iter().enumerate() {
+            let tid = format!("toolu_{i}_{k}");
+            lines.push(json!({"type": "assistant", "sessionId": id, "cwd": root,
+                "uuid": format!("u{i}-a{k}"), "timestamp": at(2 * k + 1),
+                "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tid,
+                "name": "Edit", "input": {"file_path": format!("{root}/{f}"),
+                "old_string": "a", "new_string": "b"}}]}}));
+            lines.push(json!({"type": "user", "sessionId": id, "cwd": root,
+                "uuid": format!("u{i}-r{k}"), "timestamp": at(2 * k + 2),
+                "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": tid, "content": "ok"}]}}));
+        }
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(folder.join(format!("{id}.jsonl")), text.join("\n") + "\n").unwrap();
+    }
+}
+
+#[test]
+fn a_file_edited_in_many_older_sessions_stays_in_play_beside_the_last_sessions_files() {
+    let env = Env::new().set("MEM_SEARCH_GIT_FILES", "0");
+    let root = "/proj/long";
+    let tr = env.dir.path().join("transcripts");
+    // 40 sessions, one a day: core.rs in each of the first 12 and never
+    // since, once.rs in session 1 only, then a new file per session.
+    const NEW: [&str; 40] = [
+        "n00.rs", "n01.rs", "n02.rs", "n03.rs", "n04.rs", "n05.rs", "n06.rs", "n07.rs", "n08.rs",
+        "n09.rs", "n10.rs", "n11.rs", "n12.rs", "n13.rs", "n14.rs", "n15.rs", "n16.rs", "n17.rs",
+        "n18.rs", "n19.rs", "n20.rs", "n21.rs", "n22.rs", "n23.rs", "n24.rs", "n25.rs", "n26.rs",
+        "n27.rs", "n28.rs", "n29.rs", "n30.rs", "n31.rs", "n32.rs", "n33.rs", "n34.rs", "n35.rs",
+        "n36.rs", "n37.rs", "n38.rs", "n39.rs",
+    ];
+    write_sessions(&tr, root, 40, |i| {
+        let mut v = vec![NEW[i]];
+        if i < 12 {
+            v.push("src/core.rs");
+        }
+        if i == 1 {
+            v.push("src/once.rs");
+        }
+        v
+    });
+    env.ok(
+        "mem-capture",
+        &["-q", "--transcripts", tr.to_str().unwrap()],
+        b"",
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    let block = record(&env, &["--project", root, "--now", "2025-05-01T00:00:00Z"])["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let files: String = block
+        .split("## Files in play")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no files layer:\n{block}"))
+        .split("\n## ")
+        .next()
+        .unwrap()
+        .to_string();
+    // The last sessions' files lead; core.rs, edited in 12 sessions, though none of the last
+    // 28, comes second, as its own line; once.rs, edited once long ago, is not among the first.
+    let lines: Vec<&str> = files.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(lines[0].contains("n39.rs"), "{files}");
+    assert!(
+        lines[1].starts_with("- src/core.rs (edited 12× in 12 sessions"),
+        "{files}"
+    );
+    assert!(!lines[..8].iter().any(|l| l.contains("once.rs")), "{files}");
+}
+
+#[test]
+fn the_files_a_plan_names_lead_the_next_session_even_before_it_touches_them() {
+    let env = Env::new().set("MEM_SEARCH_GIT_FILES", "0");
+    let root = "/proj/planned";
+    let tr = env.dir.path().join("transcripts");
+    // Earlier work on old.rs, then a session that reads parser.rs and has a plan approved.
+    write_sessions(&tr, root, 3, |_| vec!["src/old.rs"]);
+    let id = "00000000-0000-4000-8000-00000000aaaa";
+    let line = |uuid: &str, at: &str, message: Value, kind: &str| {
+        json!({"type": kind, "sessionId": id, "cwd": root, "uuid": uuid,
+               "timestamp": format!("2025-03-10T10:{at}:00.000Z"), "message": message})
+        .to_string()
+    };
+    let plan = "# Plan: split the parser\n\n1. Move tokenizing out of [parser.rs](src/parser.rs) \
+                into `src/lexer.rs` (new).\n2. Keep `parse/2` and `render/1` as they are; \
+                update tests/parser_test.py.\n3. See ~/.claude/plans/other.md and \
+                https://example.com/a.html";
+    let lines = [
+        line(
+            "p0",
+            "00",
+            json!({"role": "user", "content": "Plan how to split the parser"}),
+            "user",
+        ),
+        line(
+            "p1",
+            "01",
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_r",
+            "name": "Read", "input": {"file_path": format!("{root}/src/parser.rs")}}]}),
+            "assistant",
+        ),
+        line(
+            "p2",
+            "02",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_r",
+            "content": "fn parse() {}"}]}),
+            "user",
+        ),
+        line(
+            "p3",
+            "03",
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_p",
+            "name": "ExitPlanMode", "input": {"plan": plan}}]}),
+            "assistant",
+        ),
+        line(
+            "p4",
+            "04",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_p",
+            "content": "User has approved your plan."}]}),
+            "user",
+        ),
+    ];
+    let folder = tr.join(root.replace('/', "-"));
+    std::fs::write(folder.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+    env.ok(
+        "mem-capture",
+        &["-q", "--transcripts", tr.to_str().unwrap()],
+        b"",
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    let block = record(&env, &["--project", root, "--now", "2025-03-10T11:00:00Z"])["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let files = block.split("## Files in play").nth(1).unwrap();
+    let lines: Vec<&str> = files.lines().filter(|l| l.starts_with("- ")).collect();
+    // The plan's files in its order, the new one too; its function names and the files
+    // outside the project are no files in play.
+    assert!(
+        lines[0].starts_with("- src/parser.rs (in the last plan; read"),
+        "{files}"
+    );
+    assert_eq!(
+        lines[1],
+        "- src/lexer.rs (in the last plan, not touched yet)"
+    );
+    assert_eq!(
+        lines[2],
+        "- tests/parser_test.py (in the last plan, not touched yet)"
+    );
+    assert!(
+        lines[3].starts_with("- src/old.rs (edited 3× in 3 sessions"),
+        "{files}"
+    );
+    for not_a_file in ["parse/2", "render/1", "other.md", "a.html"] {
+        assert!(!files.contains(not_a_file), "{not_a_file} in\n{files}");
+    }
+    audit(&block);
+}

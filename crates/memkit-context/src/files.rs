@@ -3,6 +3,7 @@
 //! with the files changed in the working tree first; and the names the block gives files.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use memkit_core::store::queue::FileCall;
 
@@ -32,6 +33,8 @@ pub struct InPlay {
     pub score: f64,
     /// Changed in the working tree now.
     pub changed: bool,
+    /// Named by the last plan ([`planned`]).
+    pub planned: bool,
     pub edits: usize,
     /// Sessions that edited it.
     pub sessions: usize,
@@ -44,10 +47,13 @@ pub struct InPlay {
     pub last_what: Option<(bool, String)>,
 }
 
-/// Ranks the files inside `root` that `calls` (newest first) touched or `history` (file,
-/// sessions that edited it, edits, last edit; over a longer stretch) says were edited.
+/// Ranks the files inside `root` that `calls` (the last sessions', newest first) touched or
+/// `history` (file, sessions that edited it, edits, last edit; of the sessions before those)
+/// says were edited.
 /// `changed` (the working tree's changes, absolute) come first whether or not a session touched
-/// them. The rest alternate between two orders: by the recency-weighted score of the last
+/// them, then the files the last plan names (`planned`, in its order): a plan approved and
+/// then cleared away starts a session that carries it out, and new files are where history
+/// cannot point. The rest alternate between two orders: by the recency-weighted score of the last
 /// sessions' edits and reads, and by how many sessions edited the file. Either order alone
 /// loses to the other on some projects (a file reworked in every third session drops out of
 /// a recency order; a burst of new files is missing from a frequency order), and taking turns
@@ -57,6 +63,7 @@ pub fn rank(
     history: &[(String, usize, usize, String)],
     root: &str,
     changed: &[String],
+    planned: &[String],
     w: Weights,
 ) -> Vec<InPlay> {
     // Sessions by their latest call, newest first: the order the calls arrive in.
@@ -77,6 +84,7 @@ pub fn rank(
                 path: f.clone(),
                 score: 0.0,
                 changed: false,
+                planned: false,
                 edits: 0,
                 sessions: 0,
                 last_ms: at,
@@ -106,19 +114,21 @@ pub fn rank(
             }
         }
     }
-    let mut freq: HashMap<&str, (usize, usize)> = HashMap::new();
+    // The older sessions add to how often; the last sessions' calls tell what and when.
     for (f, sessions, edits, at) in history.iter().filter(|h| inside(&h.0, root)) {
-        freq.insert(f, (*sessions, *edits));
-        files.entry(f.clone()).or_insert_with(|| InPlay {
+        let e = files.entry(f.clone()).or_insert_with(|| InPlay {
             path: f.clone(),
             score: 0.0,
             changed: false,
-            edits: *edits,
-            sessions: *sessions,
+            planned: false,
+            edits: 0,
+            sessions: 0,
             last_ms: memkit_core::store::parse_instant(at).map_or(0, |t| t.0.timestamp_millis()),
             calls: Vec::new(),
             last_what: None,
         });
+        e.edits += edits;
+        e.sessions += sessions;
     }
     for f in changed.iter().filter(|f| inside(f, root)) {
         files
@@ -127,6 +137,7 @@ pub fn rank(
                 path: f.clone(),
                 score: 0.0,
                 changed: true,
+                planned: false,
                 edits: 0,
                 sessions: 0,
                 last_ms: 0,
@@ -135,7 +146,25 @@ pub fn rank(
             })
             .changed = true;
     }
+    for f in planned.iter().filter(|f| inside(f, root)) {
+        files
+            .entry(f.clone())
+            .or_insert_with(|| InPlay {
+                path: f.clone(),
+                score: 0.0,
+                changed: false,
+                planned: true,
+                edits: 0,
+                sessions: 0,
+                last_ms: 0,
+                calls: Vec::new(),
+                last_what: None,
+            })
+            .planned = true;
+    }
     let (mut out, rest): (Vec<InPlay>, Vec<InPlay>) = files.into_values().partition(|f| f.changed);
+    let (mut plan, rest): (Vec<InPlay>, Vec<InPlay>) = rest.into_iter().partition(|f| f.planned);
+    plan.sort_by_key(|f| planned.iter().position(|p| *p == f.path));
     let by_recency = |a: &InPlay, b: &InPlay| {
         b.score
             .total_cmp(&a.score)
@@ -143,10 +172,11 @@ pub fn rank(
             .then(a.path.cmp(&b.path))
     };
     out.sort_by(by_recency);
+    out.extend(plan);
     let mut recent: Vec<&InPlay> = rest.iter().filter(|f| f.score > 0.0).collect();
     recent.sort_by(|a, b| by_recency(a, b));
-    let count = |f: &InPlay| freq.get(f.path.as_str()).copied().unwrap_or_default();
-    let mut frequent: Vec<&InPlay> = rest.iter().filter(|f| count(f).0 > 0).collect();
+    let count = |f: &InPlay| (f.sessions, f.edits);
+    let mut frequent: Vec<&InPlay> = rest.iter().filter(|f| f.sessions > 0).collect();
     frequent.sort_by(|a, b| count(b).cmp(&count(a)).then_with(|| by_recency(a, b)));
     let mut pos: HashMap<String, usize> = HashMap::new();
     for i in 0..recent.len().max(frequent.len()) {
@@ -174,6 +204,84 @@ pub fn describe(files: &mut [InPlay], titles: &HashMap<i64, String>) {
         };
         f.last_what = pick(true).or_else(|| pick(false));
     }
+}
+
+/// The distinct file paths a text names: words with a directory separator or a file
+/// extension, as written (a path shortened to a unique suffix names the file it ends).
+pub fn mentions(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split(|c: char| c.is_whitespace() || "()[]{},;`\"'<>|*".contains(c)) {
+        // A word cut short ("src/comp…") names nothing.
+        if w.ends_with('…') {
+            continue;
+        }
+        let w = w.trim_end_matches(['.', ':']).trim_start_matches("./");
+        let w = w.split(':').next().unwrap_or("");
+        if w.len() < 3 || w.contains("://") || w.starts_with('#') {
+            continue;
+        }
+        let ext = Path::new(w)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| {
+                (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
+            });
+        let stem = Path::new(w).file_stem().map_or(0, |s| s.len());
+        let dirs = w.contains(['/', '\\']) && w.len() > 3;
+        if ((ext && stem >= 2) || dirs) && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    // "renderer.py" beside "src/renderer.py" is the same file named twice.
+    let all = out.clone();
+    out.retain(|m| !all.iter().any(|o| o != m && names_file(m, o)));
+    out
+}
+
+/// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
+/// starts at a directory boundary.
+pub fn names_file(m: &str, f: &str) -> bool {
+    f == m
+        || f.strip_suffix(m)
+            .is_some_and(|head| head.ends_with(['/', '\\']))
+}
+
+/// The project files a plan names, absolute and in the order it names them (at most `max`):
+/// paths inside `root`, paths relative to it, and bare names of the one known file they can be.
+pub fn planned(plan: &str, root: &str, namer: &Namer, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in mentions(plan) {
+        // "render/2", "tool_use/tool_result": a path-like word is a file when its name has an
+        // extension or a known file has that path.
+        let named = |p: &str| has_extension(base_name(p)) || namer.knows(p);
+        let path = if memkit_core::project::is_absolute(&m) {
+            Some(m)
+        } else if m.starts_with('~') {
+            None
+        } else if m.contains(['/', '\\']) {
+            Some(join(root, &m))
+        } else {
+            namer.known_file(&m)
+        };
+        let path = path.filter(|p| named(p));
+        if let Some(p) = path.filter(|p| inside(p, root) && !out.contains(p)) {
+            out.push(p);
+        }
+        if out.len() == max {
+            break;
+        }
+    }
+    out
+}
+
+/// `rel` under `root`, with the root's own separator.
+fn join(root: &str, rel: &str) -> String {
+    let sep = if root.contains('\\') && !root.contains('/') {
+        '\\'
+    } else {
+        '/'
+    };
+    format!("{}{sep}{rel}", root.trim_end_matches(['/', '\\']))
 }
 
 /// Whether `path` is a file of the project at `root` (not the root, not its .git).
@@ -278,6 +386,23 @@ impl Namer {
     }
 
     /// The block name of the one file `word` (a bare file name) can be.
+    /// Whether `path` (absolute, or relative to the root) is a known file.
+    pub fn knows(&self, path: &str) -> bool {
+        self.known
+            .binary_search(&relative(path, &self.root))
+            .is_ok()
+    }
+
+    /// The absolute path of the one known file named `bare`, if only one has that name.
+    pub fn known_file(&self, bare: &str) -> Option<String> {
+        let rel = &self.known[(*self.by_base.get(bare)?)?];
+        Some(if memkit_core::project::is_absolute(rel) {
+            rel.clone()
+        } else {
+            join(&self.root, rel)
+        })
+    }
+
     fn bare(&self, word: &str, hint: &[&String]) -> Option<String> {
         let ext = word.rsplit_once('.').is_some_and(|(s, e)| {
             !s.is_empty()
@@ -297,6 +422,13 @@ impl Namer {
         };
         (path != word).then_some(path)
     }
+}
+
+/// Whether a file name has an extension ("a.rs", not "v1.2" or ".env").
+fn has_extension(name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(stem, e)| {
+        stem.len() >= 2 && (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
+    })
 }
 
 fn base_name(f: &str) -> &str {
@@ -333,7 +465,14 @@ mod tests {
             call(3, "s1", "Edit", "/p/c.rs", "2025-01-01T08:00:00Z"),
             call(2, "s1", "Edit", "/tmp/plan.md", "2025-01-01T08:00:00Z"),
         ];
-        let mut r = rank(&calls, &[], "/p", &["/p/z.rs".into()], Weights::default());
+        let mut r = rank(
+            &calls,
+            &[],
+            "/p",
+            &["/p/z.rs".into()],
+            &[],
+            Weights::default(),
+        );
         // Titles of the observations made from the calls (4 made none).
         let titles: HashMap<i64, String> =
             [(7, "Read b"), (6, "Read a"), (5, "Edit a"), (3, "Edit c")]
@@ -360,25 +499,24 @@ mod tests {
             call(7, "s1", "Edit", "/p/c.rs", "2025-03-01T09:00:00Z"),
             call(6, "s1", "Read", "/p/r.rs", "2025-03-01T08:00:00Z"),
         ];
-        // d.rs was edited in five older sessions, outside the calls read; e.rs in two.
+        // Before those sessions: d.rs edited in five, e.rs in two, c.rs in one.
         let h = |f: &str, s: usize, at: &str| (f.to_string(), s, s * 2, at.to_string());
         let history = vec![
-            h("/p/a.rs", 1, "2025-03-03T09:00:00Z"),
-            h("/p/b.rs", 1, "2025-03-02T09:00:00Z"),
-            h("/p/c.rs", 1, "2025-03-01T09:00:00Z"),
+            h("/p/c.rs", 1, "2025-02-01T09:00:00Z"),
             h("/p/d.rs", 5, "2025-01-01T09:00:00Z"),
             h("/p/e.rs", 2, "2025-01-02T09:00:00Z"),
             h("/elsewhere/x.rs", 9, "2025-01-02T09:00:00Z"),
         ];
-        let r = rank(&calls, &history, "/p", &[], Weights::default());
+        let r = rank(&calls, &history, "/p", &[], &[], Weights::default());
         let order: Vec<&str> = r.iter().map(|f| f.path.as_str()).collect();
-        // Recency: a b c r; frequency: d e a b c. Taking turns: a d b e c r.
+        // Recency: a b c r; frequency: d e c a b. Taking turns: a d b e c r.
         assert_eq!(
             order,
             [
                 "/p/a.rs", "/p/d.rs", "/p/b.rs", "/p/e.rs", "/p/c.rs", "/p/r.rs"
             ]
         );
+        assert_eq!((r[4].edits, r[4].sessions), (3, 2));
         // A file known only from the history says what the history says.
         assert_eq!((r[1].edits, r[1].sessions), (10, 5));
         assert!(r[1].last_ms > 0 && r[1].calls.is_empty());

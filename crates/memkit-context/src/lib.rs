@@ -50,8 +50,13 @@ const FILES_NAMED: usize = 40;
 /// Names per line of those (a line is kept or left out whole).
 const NAMES_PER_LINE: usize = 8;
 const FILE_SESSIONS: usize = 30;
-/// Sessions whose edits count toward how often a file is edited (one grouped query).
-const HISTORY_SESSIONS: usize = 300;
+/// Sessions whose edits count toward how often a file is edited: the calls of the last
+/// `FILE_SESSIONS`, then one grouped query for the older ones.
+const HISTORY_SESSIONS: usize = 200;
+/// The last plan is looked for in this many of the latest sessions, and this many of the
+/// files it names are put in play.
+const PLAN_SESSIONS: usize = 3;
+const PLAN_FILES: usize = 12;
 /// File calls read for the files and functions layers.
 const FILE_CALLS: usize = 3000;
 
@@ -386,35 +391,46 @@ impl Settings {
 /// the names files get in the block.
 struct Work {
     calls: Vec<FileCall>,
-    /// (file, sessions that edited it, edits, last edit) over the last `HISTORY_SESSIONS`.
+    /// (file, sessions that edited it, edits, last edit) of the sessions before those of `calls`.
     history: Vec<(String, usize, usize, String)>,
+    /// The files the last plan names (absolute).
+    planned: Vec<String>,
     namer: Namer,
 }
 
 fn work(conn: &Connection, opts: &Options) -> Result<Work> {
     let root = opts.project.clone().unwrap_or_default();
-    let (calls, history) = match &opts.project {
+    let (calls, history, plan) = match &opts.project {
         Some(p) => {
             let ids = sessions::latest_ids(conn, p, HISTORY_SESSIONS)?;
             let recent = &ids[..ids.len().min(FILE_SESSIONS)];
             (
                 queue::file_calls(conn, recent, false, FILE_CALLS)?,
-                queue::edit_history(conn, &ids)?,
+                queue::edit_history(conn, &ids[recent.len()..])?,
+                queue::latest_plan(conn, &ids[..ids.len().min(PLAN_SESSIONS)])?,
             )
         }
-        None => (vec![], vec![]),
+        None => (vec![], vec![], None),
     };
-    let namer = Namer::new(
+    let known = || {
         calls
             .iter()
             .flat_map(|c| c.files.iter())
             .chain(history.iter().map(|h| &h.0))
-            .chain(&opts.files),
-        &root,
-    );
+            .chain(&opts.files)
+    };
+    let mut namer = Namer::new(known(), &root);
+    let planned = plan.map_or_else(Vec::new, |(text, _)| {
+        files::planned(&text, &root, &namer, PLAN_FILES)
+    });
+    // Files the plan would create get names that stay unique beside them.
+    if !planned.is_empty() {
+        namer = Namer::new(known().chain(&planned), &root);
+    }
     Ok(Work {
         calls,
         history,
+        planned,
         namer,
     })
 }
@@ -425,7 +441,14 @@ fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let mut ranked = files::rank(&work.calls, &work.history, project, &opts.files, set.files);
+    let mut ranked = files::rank(
+        &work.calls,
+        &work.history,
+        project,
+        &opts.files,
+        &work.planned,
+        set.files,
+    );
     let shown = ranked.len().min(FILES_SHOWN);
     let ids: Vec<i64> = ranked[..shown]
         .iter()
@@ -452,8 +475,14 @@ fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -
             };
             let text = if f.changed && f.last_ms == 0 {
                 format!("- {name} (uncommitted change)")
+            } else if f.planned && f.last_ms == 0 {
+                format!("- {name} (in the last plan, not touched yet)")
             } else {
-                let state = if f.changed { "uncommitted; " } else { "" };
+                let state = match (f.changed, f.planned) {
+                    (true, _) => "uncommitted; ",
+                    (false, true) => "in the last plan; ",
+                    _ => "",
+                };
                 let did = match (f.edits, f.sessions) {
                     (0, _) => "read".to_string(),
                     (n, s) if s > 1 => format!("edited {n}× in {s} sessions"),

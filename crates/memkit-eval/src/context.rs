@@ -7,13 +7,14 @@
 //! files edited most often (FREQUENT), and the two interleaved (MERGED).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use memkit_capture::transcript::{self, Parsed};
 use memkit_capture::{Origin, Policy};
 use memkit_context::Source;
+use memkit_context::files::{mentions, names_file};
 use memkit_context::request::{Request, build};
 use memkit_core::config::Config;
 use memkit_core::hook::HookPayload;
@@ -367,38 +368,6 @@ fn interleave(a: &[String], b: &[String]) -> Vec<String> {
     out
 }
 
-/// The distinct file paths a block names: words with a directory separator or a file
-/// extension, as written (a path shortened to a unique suffix names the file it ends).
-pub fn mentions(block: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in block.split(|c: char| c.is_whitespace() || "()[]{},;`\"'<>|*".contains(c)) {
-        // A word cut short ("src/comp…") names nothing.
-        if w.ends_with('…') {
-            continue;
-        }
-        let w = w.trim_end_matches(['.', ':']).trim_start_matches("./");
-        let w = w.split(':').next().unwrap_or("");
-        if w.len() < 3 || w.contains("://") || w.starts_with('#') {
-            continue;
-        }
-        let ext = Path::new(w)
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| {
-                (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
-            });
-        let stem = Path::new(w).file_stem().map_or(0, |s| s.len());
-        let dirs = w.contains(['/', '\\']) && w.len() > 3;
-        if ((ext && stem >= 2) || dirs) && !out.iter().any(|o| o == w) {
-            out.push(w.to_string());
-        }
-    }
-    // "renderer.py" beside "src/renderer.py" is the same file named twice.
-    let all = out.clone();
-    out.retain(|m| !all.iter().any(|o| o != m && names_file(m, o)));
-    out
-}
-
 /// The files a block names: every known file (`known`, absolute) whose project-relative path
 /// or file name stands in it as a whole (names with spaces included, which a split into words
 /// cannot see), then the other path-like words of [`mentions`] that are no part of one.
@@ -451,14 +420,6 @@ fn whole_at(block: &str, i: usize, name: &str) -> bool {
     edge(block[..i].chars().next_back())
         && (edge(block[i + name.len()..].chars().next())
             || block[i + name.len()..].starts_with(". "))
-}
-
-/// Whether mention `m` names the absolute path `f`: the path itself or a suffix of it that
-/// starts at a directory boundary.
-fn names_file(m: &str, f: &str) -> bool {
-    f == m
-        || f.strip_suffix(m)
-            .is_some_and(|head| head.ends_with(['/', '\\']))
 }
 
 fn relative(f: &str, root: &str) -> String {

@@ -441,6 +441,30 @@ pub fn edit_history(
         .collect())
 }
 
+/// The newest plan among `sessions`: the text of the last plan approved (ExitPlanMode) or
+/// written to a plan file (`~/.claude/plans/*.md`), and when.
+pub fn latest_plan(conn: &Connection, sessions: &[String]) -> Result<Option<(String, String)>> {
+    if sessions.is_empty() {
+        return Ok(None);
+    }
+    let marks = vec!["?"; sessions.len()].join(",");
+    let mut st = conn.prepare(&format!(
+        "SELECT coalesce(json_extract(q.payload, '$.tool_input.plan'),
+                         json_extract(q.payload, '$.tool_input.content')), q.created_at
+           FROM pending_queue q
+          WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
+            AND (q.tool_name = 'ExitPlanMode'
+                 OR (q.tool_name = 'Write' AND q.files LIKE '%.claude%plans%'))
+          ORDER BY q.created_at DESC, q.id DESC LIMIT 1"
+    ))?;
+    let plan = st
+        .query_row(rusqlite::params_from_iter(sessions), |r| {
+            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?))
+        })
+        .optional()?;
+    Ok(plan.and_then(|(text, at)| text.map(|t| (t, at))))
+}
+
 /// The title of the observation made from each of these queue rows that has one. Asked for
 /// the few files a block shows, not with every call: a lookup per call was a third of
 /// SessionStart's time.
