@@ -52,7 +52,7 @@ const NAMES_PER_LINE: usize = 8;
 const FILE_SESSIONS: usize = 30;
 /// Sessions whose edits count toward how often a file is edited: the calls of the last
 /// `FILE_SESSIONS`, then one grouped query for the older ones.
-const HISTORY_SESSIONS: usize = 200;
+const HISTORY_SESSIONS: usize = 100;
 /// The last plan is looked for in this many of the latest sessions, and this many of the
 /// files it names are put in play.
 const PLAN_SESSIONS: usize = 3;

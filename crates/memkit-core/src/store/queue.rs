@@ -398,7 +398,8 @@ pub fn file_calls(
 }
 
 /// How often each file was edited across `sessions`: (file, sessions that edited it, edits, last
-/// edit time). One grouped read of the covering index, so a long history stays cheap.
+/// edit time). One grouped read of the covering index, so a long history stays cheap; a file
+/// listed with others in one call counts apart from its calls alone (rare: a call edits one file).
 pub fn edit_history(
     conn: &Connection,
     sessions: &[String],
@@ -408,28 +409,27 @@ pub fn edit_history(
     }
     let marks = vec!["?"; sessions.len()].join(",");
     let mut st = conn.prepare(&format!(
-        "SELECT q.session_id, q.files, COUNT(*), MAX(q.created_at) FROM pending_queue q
+        "SELECT q.files, COUNT(DISTINCT q.session_id), COUNT(*), MAX(q.created_at)
+           FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
             AND q.tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
-          GROUP BY q.session_id, q.files"
+          GROUP BY q.files"
     ))?;
     let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
         Ok((
-            r.get::<_, String>(0)?,
-            super::parse_list(r.get(1)?),
+            super::parse_list(r.get(0)?),
+            r.get::<_, i64>(1)? as usize,
             r.get::<_, i64>(2)? as usize,
             r.get::<_, String>(3)?,
         ))
     })?;
-    // file -> (sessions, edits, last)
-    let mut by_file: HashMap<String, (std::collections::HashSet<String>, usize, String)> =
-        HashMap::new();
+    let mut by_file: HashMap<String, (usize, usize, String)> = HashMap::new();
     for row in rows {
-        let (session, files, n, at) = row?;
+        let (files, sessions, edits, at) = row?;
         for f in files {
             let e = by_file.entry(f).or_default();
-            e.0.insert(session.clone());
-            e.1 += n;
+            e.0 += sessions;
+            e.1 += edits;
             if e.2 < at {
                 e.2 = at.clone();
             }
@@ -437,7 +437,7 @@ pub fn edit_history(
     }
     Ok(by_file
         .into_iter()
-        .map(|(f, (s, n, at))| (f, s.len(), n, at))
+        .map(|(f, (s, n, at))| (f, s, n, at))
         .collect())
 }
 
