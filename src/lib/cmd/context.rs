@@ -39,10 +39,14 @@ pub const TOOL: super::Tool = super::Tool {
 const DETAILS: &str = r#"
 SessionStart (the default): a markdown block of at most MEM_CONTEXT_TOKENS estimated tokens (2,000;
 200 of them held in reserve) built from layers in priority order, each with a cap scaled to the
-budget: files in play (350 tokens), recent sessions of this project (10, relative time and summary
-cut to 200 characters; 300), functions changed in its last 5 sessions grouped by file (at most 30;
-350), this project's active learnings with confidence at least 0.5, manual ones first (top 10;
-300), and observations (500): manual notes first,
+budget: files in play (500 tokens: the git working tree's changes, then the files the last plan
+names (ExitPlanMode or a ~/.claude/plans file in the last 3 sessions), then in turns the files of
+the last 30 sessions by recency-weighted edits and reads and the files edited in the most of the
+last 100 sessions; 8 with what was last done to each and when, up to 40 more by name), recent
+sessions of this project (10, relative time and summary cut to 200 characters; 300), functions
+changed in its last 5 sessions grouped by file (at most 30; 350), this project's active learnings
+with confidence at least 0.5, manual ones first (top 10; 300), and observations (350): manual
+notes first,
 then by the relevance score's query-free parts (recency, type, overlap with the files changed in the
 git working tree, same project), one index line each (o17 type title · when; o for observation, s for session). Observations of other
 projects appear only with MEM_CONTEXT_OTHER_PROJECTS=1, and then only when clearly relevant to the
