@@ -797,8 +797,8 @@ fn a_file_edited_in_many_older_sessions_stays_in_play_beside_the_last_sessions_f
     let env = Env::new().set("MEM_SEARCH_GIT_FILES", "0");
     let root = "/proj/long";
     let tr = env.dir.path().join("transcripts");
-    // 40 sessions, one a day: core.rs in each of the first 12 and never
-    // since, once.rs in session 1 only, then a new file per session.
+    // 40 sessions, one a day: core.rs in each of the first 12 and never since, legacy.rs in
+    // the first 5, once.rs in session 1 only, and a new file in each.
     const NEW: [&str; 40] = [
         "n00.rs", "n01.rs", "n02.rs", "n03.rs", "n04.rs", "n05.rs", "n06.rs", "n07.rs", "n08.rs",
         "n09.rs", "n10.rs", "n11.rs", "n12.rs", "n13.rs", "n14.rs", "n15.rs", "n16.rs", "n17.rs",
@@ -813,6 +813,9 @@ fn a_file_edited_in_many_older_sessions_stays_in_play_beside_the_last_sessions_f
         }
         if i == 1 {
             v.push("src/once.rs");
+        }
+        if i < 5 {
+            v.push("src/legacy.rs");
         }
         v
     });
@@ -843,6 +846,14 @@ fn a_file_edited_in_many_older_sessions_stays_in_play_beside_the_last_sessions_f
         "{files}"
     );
     assert!(!lines[..8].iter().any(|l| l.contains("once.rs")), "{files}");
+    // legacy.rs, edited only before the last 30 sessions, says what its last edit was for.
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("- src/legacy.rs (edited 5× in 5 sessions")
+                && l.contains("Work item 4")
+        ),
+        "{files}"
+    );
 }
 
 #[test]

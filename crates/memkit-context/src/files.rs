@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use memkit_core::store::queue::FileCall;
+use memkit_core::store::queue::{Edited, FileCall};
 
 /// How the ranking weighs the evidence (`context_files_*` settings).
 #[derive(Debug, Clone, Copy)]
@@ -48,8 +48,7 @@ pub struct InPlay {
 }
 
 /// Ranks the files inside `root` that `calls` (the last sessions', newest first) touched or
-/// `history` (file, sessions that edited it, edits, last edit; of the sessions before those)
-/// says were edited.
+/// `history` (of the sessions before those) says were edited.
 /// `changed` (the working tree's changes, absolute) come first whether or not a session touched
 /// them, then the files the last plan names (`planned`, in its order): a plan approved and
 /// then cleared away starts a session that carries it out, and new files are where history
@@ -60,7 +59,7 @@ pub struct InPlay {
 /// keeps the best of each, as the merged baseline of `mem-eval context` does.
 pub fn rank(
     calls: &[FileCall],
-    history: &[(String, usize, usize, String)],
+    history: &[Edited],
     root: &str,
     changed: &[String],
     planned: &[String],
@@ -115,20 +114,25 @@ pub fn rank(
         }
     }
     // The older sessions add to how often; the last sessions' calls tell what and when.
-    for (f, sessions, edits, at) in history.iter().filter(|h| inside(&h.0, root)) {
-        let e = files.entry(f.clone()).or_insert_with(|| InPlay {
-            path: f.clone(),
+    for h in history.iter().filter(|h| inside(&h.file, root)) {
+        let e = files.entry(h.file.clone()).or_insert_with(|| InPlay {
+            path: h.file.clone(),
             score: 0.0,
             changed: false,
             planned: false,
             edits: 0,
             sessions: 0,
-            last_ms: memkit_core::store::parse_instant(at).map_or(0, |t| t.0.timestamp_millis()),
+            last_ms: memkit_core::store::parse_instant(&h.last_at)
+                .map_or(0, |t| t.0.timestamp_millis()),
             calls: Vec::new(),
             last_what: None,
         });
-        e.edits += edits;
-        e.sessions += sessions;
+        e.edits += h.edits;
+        e.sessions += h.sessions;
+        // What its last edit was about, when the last sessions did not touch it.
+        if e.calls.is_empty() {
+            e.calls.push((h.last_id, true));
+        }
     }
     for f in changed.iter().filter(|f| inside(f, root)) {
         files
@@ -500,7 +504,13 @@ mod tests {
             call(6, "s1", "Read", "/p/r.rs", "2025-03-01T08:00:00Z"),
         ];
         // Before those sessions: d.rs edited in five, e.rs in two, c.rs in one.
-        let h = |f: &str, s: usize, at: &str| (f.to_string(), s, s * 2, at.to_string());
+        let h = |f: &str, s: usize, at: &str| Edited {
+            file: f.to_string(),
+            sessions: s,
+            edits: s * 2,
+            last_at: at.to_string(),
+            last_id: 100 + s as i64,
+        };
         let history = vec![
             h("/p/c.rs", 1, "2025-02-01T09:00:00Z"),
             h("/p/d.rs", 5, "2025-01-01T09:00:00Z"),
@@ -519,7 +529,9 @@ mod tests {
         assert_eq!((r[4].edits, r[4].sessions), (3, 2));
         // A file known only from the history says what the history says.
         assert_eq!((r[1].edits, r[1].sessions), (10, 5));
-        assert!(r[1].last_ms > 0 && r[1].calls.is_empty());
+        assert!(r[1].last_ms > 0);
+        // Its last edit is where the line's "what" comes from.
+        assert_eq!(r[1].calls, [(105, true)]);
     }
 
     #[test]

@@ -392,7 +392,7 @@ impl Settings {
 struct Work {
     calls: Vec<FileCall>,
     /// (file, sessions that edited it, edits, last edit) of the sessions before those of `calls`.
-    history: Vec<(String, usize, usize, String)>,
+    history: Vec<queue::Edited>,
     /// The files the last plan names (absolute).
     planned: Vec<String>,
     namer: Namer,
@@ -416,7 +416,7 @@ fn work(conn: &Connection, opts: &Options) -> Result<Work> {
         calls
             .iter()
             .flat_map(|c| c.files.iter())
-            .chain(history.iter().map(|h| &h.0))
+            .chain(history.iter().map(|h| &h.file))
             .chain(&opts.files)
     };
     let mut namer = Namer::new(known(), &root);

@@ -397,19 +397,28 @@ pub fn file_calls(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// How often each file was edited across `sessions`: (file, sessions that edited it, edits, last
-/// edit time). One grouped read of the covering index, so a long history stays cheap; a file
-/// listed with others in one call counts apart from its calls alone (rare: a call edits one file).
-pub fn edit_history(
-    conn: &Connection,
-    sessions: &[String],
-) -> Result<Vec<(String, usize, usize, String)>> {
+/// How often one file was edited over some sessions.
+#[derive(Debug, Clone, Default)]
+pub struct Edited {
+    pub file: String,
+    /// Sessions that edited it.
+    pub sessions: usize,
+    pub edits: usize,
+    /// The newest edit: when, and its queue row.
+    pub last_at: String,
+    pub last_id: i64,
+}
+
+/// How often each file was edited across `sessions`. One grouped read of the covering index,
+/// so a long history stays cheap; a file listed with others in one call counts apart from its
+/// calls alone (rare: a call edits one file).
+pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited>> {
     if sessions.is_empty() {
         return Ok(vec![]);
     }
     let marks = vec!["?"; sessions.len()].join(",");
     let mut st = conn.prepare(&format!(
-        "SELECT q.files, COUNT(DISTINCT q.session_id), COUNT(*), MAX(q.created_at)
+        "SELECT q.files, COUNT(DISTINCT q.session_id), COUNT(*), MAX(q.created_at), MAX(q.id)
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
             AND q.tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
@@ -418,27 +427,32 @@ pub fn edit_history(
     let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
         Ok((
             super::parse_list(r.get(0)?),
-            r.get::<_, i64>(1)? as usize,
-            r.get::<_, i64>(2)? as usize,
-            r.get::<_, String>(3)?,
+            Edited {
+                file: String::new(),
+                sessions: r.get::<_, i64>(1)? as usize,
+                edits: r.get::<_, i64>(2)? as usize,
+                last_at: r.get(3)?,
+                last_id: r.get(4)?,
+            },
         ))
     })?;
-    let mut by_file: HashMap<String, (usize, usize, String)> = HashMap::new();
+    let mut by_file: HashMap<String, Edited> = HashMap::new();
     for row in rows {
-        let (files, sessions, edits, at) = row?;
+        let (files, e) = row?;
         for f in files {
-            let e = by_file.entry(f).or_default();
-            e.0 += sessions;
-            e.1 += edits;
-            if e.2 < at {
-                e.2 = at.clone();
+            let m = by_file.entry(f.clone()).or_insert_with(|| Edited {
+                file: f,
+                ..Edited::default()
+            });
+            m.sessions += e.sessions;
+            m.edits += e.edits;
+            if m.last_at < e.last_at {
+                m.last_at = e.last_at.clone();
+                m.last_id = e.last_id;
             }
         }
     }
-    Ok(by_file
-        .into_iter()
-        .map(|(f, (s, n, at))| (f, s, n, at))
-        .collect())
+    Ok(by_file.into_values().collect())
 }
 
 /// The newest plan among `sessions`: the text of the last plan approved (ExitPlanMode) or
