@@ -765,6 +765,30 @@ fn now_builds_the_block_as_of_that_moment() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--now"));
 }
 
+/// The block for `root` at `now` after importing and compressing the transcripts under `tr`,
+/// and its files layer.
+fn files_in_play(env: &Env, tr: &Path, root: &str, now: &str) -> (String, String) {
+    env.ok(
+        "mem-capture",
+        &["-q", "--transcripts", tr.to_str().unwrap()],
+        b"",
+    );
+    env.ok("mem-compress", &["-q"], b"");
+    let block = record(env, &["--project", root, "--now", now])["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let files = block
+        .split("## Files in play")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no files layer:\n{block}"))
+        .split("\n## ")
+        .next()
+        .unwrap()
+        .to_string();
+    (block, files)
+}
+
 /// A project's sessions as transcripts: session `i` (one a day) edits `edits(i)`.
 fn write_sessions(dir: &Path, root: &str, n: usize, edits: impl Fn(usize) -> Vec<&'static str>) {
     let folder = dir.join(root.replace('/', "-"));
@@ -819,24 +843,7 @@ fn a_file_edited_in_many_older_sessions_stays_in_play_beside_the_last_sessions_f
         }
         v
     });
-    env.ok(
-        "mem-capture",
-        &["-q", "--transcripts", tr.to_str().unwrap()],
-        b"",
-    );
-    env.ok("mem-compress", &["-q"], b"");
-    let block = record(&env, &["--project", root, "--now", "2025-05-01T00:00:00Z"])["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let files: String = block
-        .split("## Files in play")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no files layer:\n{block}"))
-        .split("\n## ")
-        .next()
-        .unwrap()
-        .to_string();
+    let (_, files) = files_in_play(&env, &tr, root, "2025-05-01T00:00:00Z");
     // The last sessions' files lead; core.rs, edited in 12 sessions, though none of the last
     // 28, comes second, as its own line; once.rs, edited once long ago, is not among the first.
     let lines: Vec<&str> = files.lines().filter(|l| l.starts_with("- ")).collect();
@@ -911,17 +918,7 @@ fn the_files_a_plan_names_lead_the_next_session_even_before_it_touches_them() {
     ];
     let folder = tr.join(root.replace('/', "-"));
     std::fs::write(folder.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
-    env.ok(
-        "mem-capture",
-        &["-q", "--transcripts", tr.to_str().unwrap()],
-        b"",
-    );
-    env.ok("mem-compress", &["-q"], b"");
-    let block = record(&env, &["--project", root, "--now", "2025-03-10T11:00:00Z"])["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let files = block.split("## Files in play").nth(1).unwrap();
+    let (block, files) = files_in_play(&env, &tr, root, "2025-03-10T11:00:00Z");
     let lines: Vec<&str> = files.lines().filter(|l| l.starts_with("- ")).collect();
     // The plan's files in its order, the new one too; its function names and the files
     // outside the project are no files in play.
