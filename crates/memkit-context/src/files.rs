@@ -196,15 +196,21 @@ pub fn rank(
 }
 
 /// Sets each file's `last_what` from `titles` (queue id → title of the observation made from
-/// the call): its newest edit that made one, else its newest read that did.
+/// the call): its newest edit that made one, else its newest read that did; among those, the
+/// newest whose title names the file. An observation covers several calls, and "Fix x in a.js
+/// and 4 more files" says nothing of the b.rs on whose line it would stand.
 pub fn describe(files: &mut [InPlay], titles: &HashMap<i64, String>) {
     for f in files {
+        let base = base_name(&f.path);
         let pick = |edit: bool| {
-            f.calls
+            let mut said = f
+                .calls
                 .iter()
                 .filter(|(_, e)| *e == edit)
-                .find_map(|(id, _)| titles.get(id))
-                .map(|t| (edit, t.clone()))
+                .filter_map(|(id, _)| titles.get(id));
+            let first = said.clone().next()?;
+            let own = said.find(|t| t.contains(base)).unwrap_or(first);
+            Some((edit, own.clone()))
         };
         f.last_what = pick(true).or_else(|| pick(false));
     }
@@ -477,12 +483,17 @@ mod tests {
             &[],
             Weights::default(),
         );
-        // Titles of the observations made from the calls (4 made none).
-        let titles: HashMap<i64, String> =
-            [(7, "Read b"), (6, "Read a"), (5, "Edit a"), (3, "Edit c")]
-                .into_iter()
-                .map(|(id, t)| (id, t.to_string()))
-                .collect();
+        // Titles of the observations made from the calls.
+        let titles: HashMap<i64, String> = [
+            (7, "Read b"),
+            (6, "Read a"),
+            (5, "Edit a"),
+            (4, "Fix x in a.rs"),
+            (3, "Edit c.rs"),
+        ]
+        .into_iter()
+        .map(|(id, t)| (id, t.to_string()))
+        .collect();
         describe(&mut r, &titles);
         let order: Vec<&str> = r.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(order, ["/p/z.rs", "/p/a.rs", "/p/c.rs", "/p/b.rs"]);
@@ -490,7 +501,8 @@ mod tests {
         assert_eq!(r[2].sessions, 1);
         // An edit's observation says more than a later read's; the newest edit that made one.
         assert_eq!(r[1].last_what, Some((true, "Edit a".to_string())));
-        assert_eq!(r[2].last_what, Some((true, "Edit c".to_string())));
+        // c.rs's newest edit made "Fix x in a.rs": the older title that names c.rs says more.
+        assert_eq!(r[2].last_what, Some((true, "Edit c.rs".to_string())));
         assert_eq!(r[3].last_what, Some((false, "Read b".to_string())));
         assert_eq!(r[0].last_what, None);
     }
