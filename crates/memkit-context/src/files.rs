@@ -3,7 +3,6 @@
 //! with the files changed in the working tree first; and the names the block gives files.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use memkit_core::store::queue::{Edited, FileCall};
 
@@ -47,6 +46,28 @@ pub struct InPlay {
     pub last_what: Option<(bool, String)>,
 }
 
+impl InPlay {
+    /// A file with no evidence counted yet, last touched at `last_ms` (0: never).
+    fn new(path: &str, last_ms: i64) -> InPlay {
+        InPlay {
+            path: path.to_string(),
+            score: 0.0,
+            changed: false,
+            planned: false,
+            edits: 0,
+            sessions: 0,
+            last_ms,
+            calls: Vec::new(),
+            last_what: None,
+        }
+    }
+}
+
+/// A stored time as epoch milliseconds (0 when it cannot be read).
+fn epoch_ms(at: &str) -> i64 {
+    memkit_core::store::parse_instant(at).map_or(0, |t| t.0.timestamp_millis())
+}
+
 /// Ranks the files inside `root` that `calls` (the last sessions', newest first) touched or
 /// `history` (of the sessions before those) says were edited.
 /// `changed` (the working tree's changes, absolute) come first whether or not a session touched
@@ -77,19 +98,9 @@ pub fn rank(
     for c in calls {
         let weight = w.decay.powi(session_rank[c.session_id.as_str()]);
         let edit = c.edits();
-        let at = memkit_core::store::parse_instant(&c.at).map_or(0, |t| t.0.timestamp_millis());
+        let at = epoch_ms(&c.at);
         for f in c.files.iter().filter(|f| inside(f, root)) {
-            let e = files.entry(f.clone()).or_insert_with(|| InPlay {
-                path: f.clone(),
-                score: 0.0,
-                changed: false,
-                planned: false,
-                edits: 0,
-                sessions: 0,
-                last_ms: at,
-                calls: Vec::new(),
-                last_what: None,
-            });
+            let e = files.entry(f.clone()).or_insert_with(|| InPlay::new(f, at));
             if edit {
                 e.edits += 1;
             }
@@ -115,18 +126,9 @@ pub fn rank(
     }
     // The older sessions add to how often; the last sessions' calls tell what and when.
     for h in history.iter().filter(|h| inside(&h.file, root)) {
-        let e = files.entry(h.file.clone()).or_insert_with(|| InPlay {
-            path: h.file.clone(),
-            score: 0.0,
-            changed: false,
-            planned: false,
-            edits: 0,
-            sessions: 0,
-            last_ms: memkit_core::store::parse_instant(&h.last_at)
-                .map_or(0, |t| t.0.timestamp_millis()),
-            calls: Vec::new(),
-            last_what: None,
-        });
+        let e = files
+            .entry(h.file.clone())
+            .or_insert_with(|| InPlay::new(&h.file, epoch_ms(&h.last_at)));
         e.edits += h.edits;
         e.sessions += h.sessions;
         // What its last edit was about, when the last sessions did not touch it.
@@ -137,33 +139,13 @@ pub fn rank(
     for f in changed.iter().filter(|f| inside(f, root)) {
         files
             .entry(f.clone())
-            .or_insert_with(|| InPlay {
-                path: f.clone(),
-                score: 0.0,
-                changed: true,
-                planned: false,
-                edits: 0,
-                sessions: 0,
-                last_ms: 0,
-                calls: Vec::new(),
-                last_what: None,
-            })
+            .or_insert_with(|| InPlay::new(f, 0))
             .changed = true;
     }
     for f in planned.iter().filter(|f| inside(f, root)) {
         files
             .entry(f.clone())
-            .or_insert_with(|| InPlay {
-                path: f.clone(),
-                score: 0.0,
-                changed: false,
-                planned: true,
-                edits: 0,
-                sessions: 0,
-                last_ms: 0,
-                calls: Vec::new(),
-                last_what: None,
-            })
+            .or_insert_with(|| InPlay::new(f, 0))
             .planned = true;
     }
     let (mut out, rest): (Vec<InPlay>, Vec<InPlay>) = files.into_values().partition(|f| f.changed);
@@ -230,15 +212,8 @@ pub fn mentions(text: &str) -> Vec<String> {
         if w.len() < 3 || w.contains("://") || w.starts_with('#') {
             continue;
         }
-        let ext = Path::new(w)
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| {
-                (1..=8).contains(&e.len()) && e.chars().any(|c| c.is_ascii_alphabetic())
-            });
-        let stem = Path::new(w).file_stem().map_or(0, |s| s.len());
         let dirs = w.contains(['/', '\\']) && w.len() > 3;
-        if ((ext && stem >= 2) || dirs) && !out.iter().any(|o| o == w) {
+        if (dirs || has_extension(w)) && !out.iter().any(|o| o == w) {
             out.push(w.to_string());
         }
     }
@@ -259,11 +234,11 @@ pub fn names_file(m: &str, f: &str) -> bool {
 /// The project files a plan names, absolute and in the order it names them (at most `max`):
 /// paths inside `root`, paths relative to it, and bare names of the one known file they can be.
 pub fn planned(plan: &str, root: &str, namer: &Namer, max: usize) -> Vec<String> {
+    // "render/2", "tool_use/tool_result": a path-like word is a file when its name has an
+    // extension or a known file has that path.
+    let file = |p: &String| inside(p, root) && (has_extension(base_name(p)) || namer.knows(p));
     let mut out: Vec<String> = Vec::new();
     for m in mentions(plan) {
-        // "render/2", "tool_use/tool_result": a path-like word is a file when its name has an
-        // extension or a known file has that path.
-        let named = |p: &str| has_extension(base_name(p)) || namer.knows(p);
         let path = if memkit_core::project::is_absolute(&m) {
             Some(m)
         } else if m.starts_with('~') {
@@ -273,8 +248,7 @@ pub fn planned(plan: &str, root: &str, namer: &Namer, max: usize) -> Vec<String>
         } else {
             namer.known_file(&m)
         };
-        let path = path.filter(|p| named(p));
-        if let Some(p) = path.filter(|p| inside(p, root) && !out.contains(p)) {
+        if let Some(p) = path.filter(|p| file(p) && !out.contains(p)) {
             out.push(p);
         }
         if out.len() == max {

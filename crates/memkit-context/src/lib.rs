@@ -391,7 +391,7 @@ impl Settings {
 /// the names files get in the block.
 struct Work {
     calls: Vec<FileCall>,
-    /// (file, sessions that edited it, edits, last edit) of the sessions before those of `calls`.
+    /// How often each file was edited in the sessions before those of `calls`.
     history: Vec<queue::Edited>,
     /// The files the last plan names (absolute).
     planned: Vec<String>,
@@ -420,7 +420,7 @@ fn work(conn: &Connection, opts: &Options) -> Result<Work> {
             .chain(&opts.files)
     };
     let mut namer = Namer::new(known(), &root);
-    let planned = plan.map_or_else(Vec::new, |(text, _)| {
+    let planned = plan.map_or_else(Vec::new, |text| {
         files::planned(&text, &root, &namer, PLAN_FILES)
     });
     // Files the plan would create get names that stay unique beside them.

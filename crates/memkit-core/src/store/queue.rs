@@ -456,15 +456,15 @@ pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited
 }
 
 /// The newest plan among `sessions`: the text of the last plan approved (ExitPlanMode) or
-/// written to a plan file (`~/.claude/plans/*.md`), and when.
-pub fn latest_plan(conn: &Connection, sessions: &[String]) -> Result<Option<(String, String)>> {
+/// written to a plan file (`~/.claude/plans/*.md`).
+pub fn latest_plan(conn: &Connection, sessions: &[String]) -> Result<Option<String>> {
     if sessions.is_empty() {
         return Ok(None);
     }
     let marks = vec!["?"; sessions.len()].join(",");
     let mut st = conn.prepare(&format!(
         "SELECT coalesce(json_extract(q.payload, '$.tool_input.plan'),
-                         json_extract(q.payload, '$.tool_input.content')), q.created_at
+                         json_extract(q.payload, '$.tool_input.content'))
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
             AND (q.tool_name = 'ExitPlanMode'
@@ -473,10 +473,10 @@ pub fn latest_plan(conn: &Connection, sessions: &[String]) -> Result<Option<(Str
     ))?;
     let plan = st
         .query_row(rusqlite::params_from_iter(sessions), |r| {
-            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?))
+            r.get::<_, Option<String>>(0)
         })
         .optional()?;
-    Ok(plan.and_then(|(text, at)| text.map(|t| (t, at))))
+    Ok(plan.flatten())
 }
 
 /// The title of the observation made from each of these queue rows that has one. Asked for
