@@ -789,30 +789,60 @@ fn files_in_play(env: &Env, tr: &Path, root: &str, now: &str) -> (String, String
     (block, files)
 }
 
-/// A project's sessions as transcripts: session `i` (one a day) edits `edits(i)`.
-fn write_sessions(dir: &Path, root: &str, n: usize, edits: impl Fn(usize) -> Vec<&'static str>) {
+/// One session's transcript in `dir` (Claude Code's folder for `root`): a prompt, then each
+/// call (tool, input, result) and its result, a minute apart from `day`'s 10:00.
+fn write_session(
+    dir: &Path,
+    root: &str,
+    id: &str,
+    day: &str,
+    prompt: &str,
+    calls: &[(&str, Value, &str)],
+) {
     let folder = dir.join(root.replace('/', "-"));
     std::fs::create_dir_all(&folder).unwrap();
+    let line = |n: usize, message: Value| {
+        json!({"type": message["role"].clone(), "sessionId": id, "cwd": root,
+               "uuid": format!("{id}-{n}"), "timestamp": format!("{day}T10:{n:02}:00.000Z"),
+               "message": message})
+        .to_string()
+    };
+    let mut lines = vec![line(0, json!({"role": "user", "content": prompt}))];
+    for (k, (tool, input, result)) in calls.iter().enumerate() {
+        let tid = format!("toolu_{k}");
+        lines.push(line(
+            2 * k + 1,
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": tid,
+                   "name": tool, "input": input}]}),
+        ));
+        lines.push(line(
+            2 * k + 2,
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid,
+                   "content": result}]}),
+        ));
+    }
+    std::fs::write(folder.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+}
+
+/// A project's sessions as transcripts: session `i` (one a day) edits `edits(i)`.
+fn write_sessions(dir: &Path, root: &str, n: usize, edits: impl Fn(usize) -> Vec<&'static str>) {
     for i in 0..n {
-        let id = format!("00000000-0000-4000-8000-{i:012}");
-        let at = |s: usize| format!("2025-{:02}-{:02}T10:{s:02}:00.000Z", 3 + i / 28, i % 28 + 1);
-        let mut lines = vec![json!({"type": "user", "sessionId": id, "cwd": root,
-            "uuid": format!("u{i}-0"), "timestamp": at(0), "message": {"role": "user",
-            "content": format!("Work item {i}: update the parser and its callers")}})];
-        for (k, f) in edits(i).into_iter().enumerate() {
-            let tid = format!("toolu_{i}_{k}");
-            lines.push(json!({"type": "assistant", "sessionId": id, "cwd": root,
-                "uuid": format!("u{i}-a{k}"), "timestamp": at(2 * k + 1),
-                "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tid,
-                "name": "Edit", "input": {"file_path": format!("{root}/{f}"),
-                "old_string": "a", "new_string": "b"}}]}}));
-            lines.push(json!({"type": "user", "sessionId": id, "cwd": root,
-                "uuid": format!("u{i}-r{k}"), "timestamp": at(2 * k + 2),
-                "message": {"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": tid, "content": "ok"}]}}));
-        }
-        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-        std::fs::write(folder.join(format!("{id}.jsonl")), text.join("\n") + "\n").unwrap();
+        let calls: Vec<(&str, Value, &str)> = edits(i)
+            .into_iter()
+            .map(|f| {
+                let input = json!({"file_path": format!("{root}/{f}"), "old_string": "a",
+                                   "new_string": "b"});
+                ("Edit", input, "ok")
+            })
+            .collect();
+        write_session(
+            dir,
+            root,
+            &format!("00000000-0000-4000-8000-{i:012}"),
+            &format!("2025-{:02}-{:02}", 3 + i / 28, i % 28 + 1),
+            &format!("Work item {i}: update the parser and its callers"),
+            &calls,
+        );
     }
 }
 
@@ -870,54 +900,29 @@ fn the_files_a_plan_names_lead_the_next_session_even_before_it_touches_them() {
     let tr = env.dir.path().join("transcripts");
     // Earlier work on old.rs, then a session that reads parser.rs and has a plan approved.
     write_sessions(&tr, root, 3, |_| vec!["src/old.rs"]);
-    let id = "00000000-0000-4000-8000-00000000aaaa";
-    let line = |uuid: &str, at: &str, message: Value, kind: &str| {
-        json!({"type": kind, "sessionId": id, "cwd": root, "uuid": uuid,
-               "timestamp": format!("2025-03-10T10:{at}:00.000Z"), "message": message})
-        .to_string()
-    };
     let plan = "# Plan: split the parser\n\n1. Move tokenizing out of [parser.rs](src/parser.rs) \
                 into `src/lexer.rs` (new).\n2. Keep `parse/2` and `render/1` as they are; \
                 update tests/parser_test.py.\n3. See ~/.claude/plans/other.md and \
                 https://example.com/a.html";
-    let lines = [
-        line(
-            "p0",
-            "00",
-            json!({"role": "user", "content": "Plan how to split the parser"}),
-            "user",
-        ),
-        line(
-            "p1",
-            "01",
-            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_r",
-            "name": "Read", "input": {"file_path": format!("{root}/src/parser.rs")}}]}),
-            "assistant",
-        ),
-        line(
-            "p2",
-            "02",
-            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_r",
-            "content": "fn parse() {}"}]}),
-            "user",
-        ),
-        line(
-            "p3",
-            "03",
-            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_p",
-            "name": "ExitPlanMode", "input": {"plan": plan}}]}),
-            "assistant",
-        ),
-        line(
-            "p4",
-            "04",
-            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_p",
-            "content": "User has approved your plan."}]}),
-            "user",
-        ),
-    ];
-    let folder = tr.join(root.replace('/', "-"));
-    std::fs::write(folder.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+    write_session(
+        &tr,
+        root,
+        "00000000-0000-4000-8000-00000000aaaa",
+        "2025-03-10",
+        "Plan how to split the parser",
+        &[
+            (
+                "Read",
+                json!({"file_path": format!("{root}/src/parser.rs")}),
+                "fn parse() {}",
+            ),
+            (
+                "ExitPlanMode",
+                json!({"plan": plan}),
+                "User has approved your plan.",
+            ),
+        ],
+    );
     let (block, files) = files_in_play(&env, &tr, root, "2025-03-10T11:00:00Z");
     let lines: Vec<&str> = files.lines().filter(|l| l.starts_with("- ")).collect();
     // The plan's files in its order, the new one too; its function names and the files
