@@ -634,6 +634,16 @@ fn the_replayed_block_names_more_of_the_next_sessions_files_than_the_files_last_
         .fold(0.0, f64::max);
     assert!(get("memkit", "hit_rate") >= best_hit, "{all:?}");
     assert!(get("memkit", "recall") > get("merged", "recall"), "{all:?}");
+    // The ceiling row: a baseline names only files edited before, so never more than it; and
+    // files a session created (the fixtures have some) keep it under 1.
+    for s in &sessions {
+        let found = |m: &str| s["found"][m].as_u64().unwrap();
+        for m in ["recent", "frequent", "merged"] {
+            assert!(found(m) <= found("seen"), "{m}: {s}");
+        }
+    }
+    assert!(get("seen", "recall") < 1.0, "{all:?}");
+    assert!(get("seen", "recall") >= get("merged", "recall"), "{all:?}");
     // Every session scored is one that edits, and its scratch memory is gone.
     assert!(
         sessions

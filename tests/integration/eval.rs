@@ -219,7 +219,7 @@ fn health_passes_a_healthy_store_and_names_each_planted_problem() {
         .iter()
         .map(|f| f["method"].as_str().unwrap())
         .collect();
-    assert_eq!(methods, ["memkit", "recent", "frequent", "merged"]);
+    assert_eq!(methods, ["memkit", "recent", "frequent", "merged", "seen"]);
 
     // A capture the LLM failed on.
     let e = copy_of(&env);

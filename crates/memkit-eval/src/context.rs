@@ -4,9 +4,12 @@
 //! compressed as the Stop hook would have, and the block is built as of that moment
 //! (`--now`). Scored against the files the session then edits, next to three baselines
 //! allowed as many files as the block names: the files the last sessions edited (RECENT), the
-//! files edited most often (FREQUENT), and the two interleaved (MERGED).
+//! files edited most often (FREQUENT), and the two interleaved (MERGED). A fifth row, SEEN, is
+//! no method but the data's ceiling: it names exactly the edited files some earlier session
+//! touched (edited, read or searched), the most any ranking of the history could find; the
+//! rest are files a session created or reached for the first time.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -23,8 +26,8 @@ use memkit_core::{Error, Result, project, store};
 /// Tools whose calls edit a file (`tool_input.file_path`, or `notebook_path`).
 pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
-/// The methods compared, memkit first.
-pub const METHODS: &[&str] = &["memkit", "recent", "frequent", "merged"];
+/// The methods compared, memkit first, then the ceiling (`seen`).
+pub const METHODS: &[&str] = &["memkit", "recent", "frequent", "merged", "seen"];
 
 pub struct Options {
     /// Token budget of the block.
@@ -49,7 +52,7 @@ pub struct Report {
     pub hit_rate: f64,
     /// Mean share of a session's edited files that were named.
     pub recall: f64,
-    /// Mean number of files named.
+    /// Mean number of files named (`seen`: of edited files an earlier session touched).
     pub files_named: f64,
     /// Recall over the edits inside the project root only (plans, Claude's own memory files
     /// and other files elsewhere left out), over the sessions that edit one.
@@ -66,7 +69,7 @@ pub struct SessionScore {
     pub started_at: String,
     /// Files the session edited (project-relative where inside the project).
     pub edited: Vec<String>,
-    /// Per method: the files it named.
+    /// Per method: the files it named (`seen`: the edited files an earlier session touched).
     pub named: BTreeMap<String, Vec<String>>,
     /// Per method: how many of `edited` it named.
     pub found: BTreeMap<String, usize>,
@@ -91,6 +94,8 @@ struct Session {
     files: Vec<Parsed>,
     /// (time, absolute path) of each edit, in time order.
     edits: Vec<(String, String)>,
+    /// (time, absolute path) of each file any call named.
+    touched: Vec<(String, String)>,
 }
 
 /// Replays every project found in `dirs` (transcript files or folders of them).
@@ -172,11 +177,22 @@ fn sessions_by_project(parsed: Vec<Parsed>) -> BTreeMap<String, Vec<Session>> {
             })
             .collect();
         edits.sort();
+        let touched = files
+            .iter()
+            .flat_map(|p| p.events.iter())
+            .filter(|(payload, _)| payload.event.as_deref() == Some("PostToolUse"))
+            .flat_map(|(payload, origin)| {
+                memkit_capture::files::touched(payload.get("tool_input"), Some(&cwd))
+                    .into_iter()
+                    .map(|f| (origin.at.clone(), f))
+            })
+            .collect();
         out.entry(root).or_default().push(Session {
             id,
             start,
             files,
             edits,
+            touched,
         });
     }
     for v in out.values_mut() {
@@ -275,17 +291,28 @@ fn replay(
                 now_ms: Some(now_ms),
             },
         )?;
-        let prior: Vec<(String, String)> = sessions[..i]
-            .iter()
-            .flat_map(|s| s.edits.iter().filter(|(t, _)| *t < at).cloned())
-            .collect();
-        scores.push(score(root, &sessions[i], &rec.text, &prior));
+        let before = |list: fn(&Session) -> &Vec<(String, String)>| -> Vec<(String, String)> {
+            sessions[..i]
+                .iter()
+                .flat_map(|s| list(s).iter().filter(|(t, _)| *t < at).cloned())
+                .collect()
+        };
+        let prior = before(|s| &s.edits);
+        let touched: HashSet<String> = before(|s| &s.touched).into_iter().map(|t| t.1).collect();
+        scores.push(score(root, &sessions[i], &rec.text, &prior, &touched));
     }
     Ok((scores, home))
 }
 
-/// A session's block and baselines against the files it edited.
-fn score(root: &str, s: &Session, block: &str, prior: &[(String, String)]) -> SessionScore {
+/// A session's block and baselines against the files it edited; `touched`: every file earlier
+/// sessions touched.
+fn score(
+    root: &str,
+    s: &Session,
+    block: &str,
+    prior: &[(String, String)],
+    touched: &HashSet<String>,
+) -> SessionScore {
     let edited: Vec<String> = {
         let mut v: Vec<String> = s.edits.iter().map(|e| e.1.clone()).collect();
         v.sort();
@@ -318,6 +345,16 @@ fn score(root: &str, s: &Session, block: &str, prior: &[(String, String)]) -> Se
             list.iter().map(|f| relative(f, root)).collect(),
         );
     }
+    let seen: Vec<String> = edited
+        .iter()
+        .filter(|f| touched.contains(*f))
+        .cloned()
+        .collect();
+    found.insert("seen".to_string(), seen.len());
+    named.insert(
+        "seen".to_string(),
+        seen.iter().map(|f| relative(f, root)).collect(),
+    );
     SessionScore {
         kind: "context_session",
         project: project::name_of(root),

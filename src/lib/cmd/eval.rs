@@ -99,6 +99,18 @@ header optional). Printed per mode: nDCG@10, recall@k and recall_any@k (at least
 the top k) for each --k, MRR, the median search time, overall and (in the record) per category;
 averaged over the queries with at least one relevant document. The scratch memory is deleted
 afterwards unless --keep is given.
+
+context: each project's sessions are replayed in time order in a scratch memory: before each session
+that follows another and edits a file, the store holds what the hooks would have captured until its
+start, compressed as the Stop hook would have, and the SessionStart block is built as of its start.
+Printed per method and project (and "all"): sessions scored, hit_rate (sessions where a named file
+was then edited), recall (mean share of the session's edited files named), files_named and
+recall_in_project (edits outside the project left out). Methods: memkit (the block), recent (the
+files last edited), frequent (the files edited most often) and merged (the two interleaved), each
+baseline allowed as many files as the block names; and seen, no method but the ceiling of the data:
+the edited files that some earlier session touched (edited, read, searched), so the most any ranking
+of the history could name (a plan can name more). --sessions writes each session scored: the files
+it edited, the files each method named, and the block.
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
