@@ -48,13 +48,7 @@ pub fn resolve(p: &str, cwd: Option<&str>) -> String {
     let cwd = cwd.as_deref();
     match cwd {
         Some(cwd) if !cwd.is_empty() => {
-            let sep = if cwd.contains('\\') && !cwd.contains('/') {
-                '\\'
-            } else {
-                '/'
-            };
-            let rel = p.trim_start_matches("./");
-            let joined = format!("{}{sep}{rel}", cwd.trim_end_matches(['/', '\\']));
+            let joined = memkit_core::project::join(cwd, p.trim_start_matches("./"));
             memkit_core::project::canonical(&joined).into_owned()
         }
         _ => p.to_string(),

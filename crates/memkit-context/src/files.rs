@@ -244,7 +244,7 @@ pub fn planned(plan: &str, root: &str, namer: &Namer, max: usize) -> Vec<String>
         } else if m.starts_with('~') {
             None
         } else if m.contains(['/', '\\']) {
-            Some(join(root, &m))
+            Some(memkit_core::project::join(root, &m))
         } else {
             namer.known_file(&m)
         };
@@ -256,16 +256,6 @@ pub fn planned(plan: &str, root: &str, namer: &Namer, max: usize) -> Vec<String>
         }
     }
     out
-}
-
-/// `rel` under `root`, with the root's own separator.
-fn join(root: &str, rel: &str) -> String {
-    let sep = if root.contains('\\') && !root.contains('/') {
-        '\\'
-    } else {
-        '/'
-    };
-    format!("{}{sep}{rel}", root.trim_end_matches(['/', '\\']))
 }
 
 /// Whether `path` is a file of the project at `root` (not the root, not its .git).
@@ -369,7 +359,6 @@ impl Namer {
         out
     }
 
-    /// The block name of the one file `word` (a bare file name) can be.
     /// Whether `path` (absolute, or relative to the root) is a known file.
     pub fn knows(&self, path: &str) -> bool {
         self.known
@@ -383,10 +372,11 @@ impl Namer {
         Some(if memkit_core::project::is_absolute(rel) {
             rel.clone()
         } else {
-            join(&self.root, rel)
+            memkit_core::project::join(&self.root, rel)
         })
     }
 
+    /// The block name of the one file `word` (a bare file name) can be.
     fn bare(&self, word: &str, hint: &[&String]) -> Option<String> {
         let ext = word.rsplit_once('.').is_some_and(|(s, e)| {
             !s.is_empty()

@@ -56,6 +56,16 @@ pub fn canonical(path: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `rel` under `root`, with the separator `root` uses.
+pub fn join(root: &str, rel: &str) -> String {
+    let sep = if root.contains('\\') && !root.contains('/') {
+        '\\'
+    } else {
+        '/'
+    };
+    format!("{}{sep}{rel}", root.trim_end_matches(['/', '\\']))
+}
+
 /// `path` relative to the project `root` when inside it, else as it is.
 pub fn relative<'a>(path: &'a str, root: &str) -> &'a str {
     path.strip_prefix(root)

@@ -24,7 +24,7 @@ use memkit_core::hook::HookPayload;
 use memkit_core::{Error, Result, project, store};
 
 /// Tools whose calls edit a file (`tool_input.file_path`, or `notebook_path`).
-pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+pub use memkit_core::store::queue::EDIT_TOOLS;
 
 /// The methods compared, memkit first, then the ceiling (`seen`).
 pub const METHODS: &[&str] = &["memkit", "recent", "frequent", "merged", "seen"];

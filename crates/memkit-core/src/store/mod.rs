@@ -354,6 +354,11 @@ pub fn parse_list(text: Option<String>) -> Vec<String> {
     }
 }
 
+/// `n` parameter marks for an SQL `IN` list ("?,?,?").
+fn marks(n: usize) -> String {
+    vec!["?"; n].join(",")
+}
+
 /// Integer ids as an SQL list (integers only, so no injection is possible).
 fn join_ids(ids: &[i64]) -> String {
     ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")

@@ -230,7 +230,7 @@ pub fn functions_of_sessions(
     if sessions.is_empty() {
         return Ok(vec![]);
     }
-    let marks = vec!["?"; sessions.len()].join(",");
+    let marks = super::marks(sessions.len());
     let mut st = conn.prepare(&format!(
         "SELECT files_modified, functions_changed FROM observations
          WHERE session_id IN ({marks}) AND functions_changed != '[]'

@@ -336,6 +336,15 @@ fn prompts_of(conn: &Connection, session_id: &str, typed_only: bool) -> Result<V
 /// Tools whose successful calls change a file.
 pub const EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
 
+/// `EDIT_TOOLS` as quoted SQL literals ("'Write', 'Edit', …").
+fn edit_tools_sql() -> String {
+    EDIT_TOOLS
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// One successful Read or edit of files, with the observation it went into (if compressed).
 #[derive(Debug, Clone)]
 pub struct FileCall {
@@ -366,11 +375,11 @@ pub fn file_calls(
     if sessions.is_empty() {
         return Ok(vec![]);
     }
-    let marks = vec!["?"; sessions.len()].join(",");
+    let marks = super::marks(sessions.len());
     let tools = if edits_only {
-        "'Write', 'Edit', 'MultiEdit', 'NotebookEdit'"
+        edit_tools_sql()
     } else {
-        "'Read', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit'"
+        format!("'Read', {}", edit_tools_sql())
     };
     let input = if edits_only {
         "json_extract(q.payload, '$.tool_input')"
@@ -416,13 +425,14 @@ pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited
     if sessions.is_empty() {
         return Ok(vec![]);
     }
-    let marks = vec!["?"; sessions.len()].join(",");
+    let marks = super::marks(sessions.len());
     let mut st = conn.prepare(&format!(
         "SELECT q.files, COUNT(DISTINCT q.session_id), COUNT(*), MAX(q.created_at), MAX(q.id)
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
-            AND q.tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
-          GROUP BY q.files"
+            AND q.tool_name IN ({tools})
+          GROUP BY q.files",
+        tools = edit_tools_sql()
     ))?;
     let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
         Ok((
@@ -461,7 +471,7 @@ pub fn latest_plan(conn: &Connection, sessions: &[String]) -> Result<Option<Stri
     if sessions.is_empty() {
         return Ok(None);
     }
-    let marks = vec!["?"; sessions.len()].join(",");
+    let marks = super::marks(sessions.len());
     let mut st = conn.prepare(&format!(
         "SELECT coalesce(json_extract(q.payload, '$.tool_input.plan'),
                          json_extract(q.payload, '$.tool_input.content'))

@@ -25,7 +25,7 @@ impl Scope<'_> {
         if let Some(ps) = self.projects {
             sql.push_str(&format!(
                 " AND {project_col} IN ({})",
-                vec!["?"; ps.len().max(1)].join(",")
+                super::marks(ps.len().max(1))
             ));
             if ps.is_empty() {
                 args.push(Value::Null);
