@@ -11,6 +11,7 @@ mod embed;
 mod eval;
 mod install;
 mod learn;
+mod mcp;
 mod pipeline;
 mod privacy;
 mod records;

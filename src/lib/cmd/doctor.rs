@@ -143,6 +143,25 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         },
         "mem-install (from where memkit is installed now)",
     ));
+    let root = crate::project::current_dir().map(|d| crate::project::identify(&d).root);
+    let mcp = memkit_mcp::register::registrations(&config::home(), root.as_deref().map(Path::new));
+    let broken: Vec<String> = mcp
+        .iter()
+        .filter(|r| !r.exists)
+        .map(|r| format!("{} runs {}", r.file.display(), r.command))
+        .collect();
+    out.push(check(
+        "mcp",
+        broken.is_empty(),
+        match mcp.first() {
+            _ if !broken.is_empty() => format!("{} (missing program)", broken.join("; ")),
+            Some(r) => format!("mem-mcp registered in {}", r.file.display()),
+            None => {
+                "mem-mcp is not registered for Claude Code (optional: mem-install --mcp)".into()
+            }
+        },
+        "mem-install --mcp (from where memkit is installed now)",
+    ));
     Ok(out)
 }
 
@@ -187,6 +206,10 @@ fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), S
                 )?);
             }
             Ok(res)
+        }
+        "mcp" => {
+            let bin = bin_dir()?.display().to_string();
+            tool("mem-install", &["--mcp", "--no-docs", "--bin-dir", &bin])
         }
         _ => Ok(Ok(())),
     }

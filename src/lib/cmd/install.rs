@@ -87,6 +87,10 @@ pub struct Args {
     /// Install no man pages or shell completions.
     #[arg(long)]
     pub no_docs: bool,
+    /// Register mem-mcp, memkit's MCP server, for Claude Code too: in ~/.claude.json (every
+    /// project), or with --project in the project's .mcp.json.
+    #[arg(long)]
+    pub mcp: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -467,6 +471,19 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 "registered"
             }
         );
+    }
+    if args.mcp || args.uninstall {
+        let root = args.project.then(crate::project::current_dir).flatten();
+        let home = crate::config::home();
+        let mcp = memkit_mcp::register::install(
+            &home,
+            root.as_deref().map(Path::new),
+            &bin_dir,
+            args.uninstall,
+        )?;
+        if let Some(msg) = mcp.filter(|_| !io.quiet) {
+            eprintln!("mem-install: {msg}");
+        }
     }
     if !args.no_docs {
         let docs = Docs::under(&crate::config::home());
