@@ -317,10 +317,11 @@ fn every_tool_over_stdio_on_the_fixture_store() {
     );
 
     // save: stored like mem-capture --note (redacted), searchable once the pipeline ran.
-    let secret = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA-AAAAAAAA";
+    // A key of the bundled secrets corpus (tests/fixtures/secrets).
+    let secret = "AKIAQ7ZXJ3K5LMN2PQRS";
     let saved = c.ok(
         "save",
-        json!({"text": format!("The zanzibar staging deploy needs the VPN up; token {secret}"),
+        json!({"text": format!("The zanzibar staging deploy needs the VPN up; aws_access_key_id {secret}"),
                "tags": ["ops", "deploy"]}),
     );
     assert_eq!(saved["saved"], true, "{saved}");
