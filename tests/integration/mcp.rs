@@ -139,6 +139,16 @@ impl Client {
     }
 }
 
+/// mem-mcp's tools, sorted.
+const TOOLS: [&str; 6] = [
+    "context",
+    "file_history",
+    "get",
+    "save",
+    "search",
+    "timeline",
+];
+
 fn refs(list: &Value) -> Vec<String> {
     list.as_array()
         .unwrap()
@@ -163,17 +173,7 @@ fn every_tool_over_stdio_on_the_fixture_store() {
     let tools = list["result"]["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "context",
-            "file_history",
-            "get",
-            "save",
-            "search",
-            "timeline"
-        ]
-    );
+    assert_eq!(names, TOOLS);
     for t in tools {
         assert!(t["description"].as_str().unwrap().len() > 60, "{t}");
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
@@ -486,17 +486,7 @@ fn the_python_sdk_client_lists_and_calls_the_tools() {
     assert_eq!(report["server"], "memkit", "{report}");
     let mut tools: Vec<String> = serde_json::from_value(report["tools"].clone()).unwrap();
     tools.sort();
-    assert_eq!(
-        tools,
-        [
-            "context",
-            "file_history",
-            "get",
-            "save",
-            "search",
-            "timeline"
-        ]
-    );
+    assert_eq!(tools, TOOLS);
     assert!(
         report["search"]
             .as_str()
