@@ -316,7 +316,9 @@ impl Setup {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1");
+            .env("DISABLE_ERROR_REPORTING", "1")
+            // MCP tools offered with the first request, not behind a ToolSearch call.
+            .env("ENABLE_TOOL_SEARCH", "false");
         for k in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
             c.env(k, "http://127.0.0.1:9");
         }
@@ -515,10 +517,12 @@ fn mcp_search(install: Install) {
             note,
             "--project",
             s.project.to_str().unwrap(),
-            "--pipeline",
         ],
         b"",
     );
+    // Compressed and indexed (BM25): the test home has no embedding model.
+    s.env.ok("mem-compress", &["-q"], b"");
+    s.env.ok("mem-index", &["-q"], b"");
     // Claude Code names the tools mcp__<server>__<tool>; a plugin's server gets a prefix.
     let out = s.run_claude(
         "What do we know about the staging deploy?",
@@ -526,8 +530,20 @@ fn mcp_search(install: Install) {
     );
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("memkit answered."),
-        "the session called the tool: {}",
-        show(&out)
+        "the session called the tool: {}; tools offered: {:?}",
+        show(&out),
+        s.mock
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.body["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t["name"].as_str().unwrap_or("?").to_string())
+                .collect::<Vec<_>>())
+            .collect::<Vec<_>>()
     );
     let results: Vec<String> = s
         .mock
