@@ -184,18 +184,11 @@ fn strip_tests(code: &mut [u8], test_modules: &mut Vec<String>) -> Vec<std::ops:
 
 /// The non-test `.rs` files under `dir`, with test-only module files left out.
 fn sources(dir: &Path) -> Vec<Source> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(read(&p));
-            }
-        }
-    }
+    let mut files: Vec<Source> = crate::secrets::files_under(dir)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| read(p))
+        .collect();
     // `#[cfg(test)] mod x;` in a/b.rs (or a/mod.rs, lib.rs) names a/b/x.rs (a/x.rs).
     let mut test_only: BTreeSet<PathBuf> = BTreeSet::new();
     for f in &files {
