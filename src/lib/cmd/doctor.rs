@@ -170,8 +170,8 @@ fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), S
             Ok(res)
         }
         "mcp" => {
-            let bin = bin_dir()?.display().to_string();
-            tool("mem-install", &["--mcp", "--no-docs", "--bin-dir", &bin])
+            let bin = tools::bin_dir()?.display().to_string();
+            tools::run_quietly("mem-install", &["--mcp", "--no-docs", "--bin-dir", &bin])
         }
         _ => Ok(Ok(())),
     }
