@@ -270,6 +270,12 @@ pub const SETTINGS: &[Setting] = &[
         "mem-search bonus for records of the current project.",
     ),
     setting(
+        "MEM_SEARCH_WEIGHT_TIME",
+        Some("search_weight_time"),
+        Some("0.3"),
+        "mem-search bonus for records that answer the time a query asks or names (made then, or saying when).",
+    ),
+    setting(
         "MEM_SEARCH_HALF_LIFE_DAYS",
         Some("search_half_life_days"),
         Some("2"),
@@ -445,6 +451,7 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_weight_type", 0.0, 100.0),
     Bounds::float("search_weight_files", 0.0, 100.0),
     Bounds::float("search_weight_project", 0.0, 100.0),
+    Bounds::float("search_weight_time", 0.0, 100.0),
     Bounds::float("search_type_weights", 0.0, 100.0),
     Bounds::positive("search_half_life_days", 36_500.0),
     Bounds::float("search_rrf_k", 0.0, 1e6),

@@ -432,6 +432,8 @@ pub fn parse_instant(s: &str) -> Option<(chrono::DateTime<chrono::Utc>, bool)> {
     ]
     .iter()
     .find_map(|f| chrono::NaiveDateTime::parse_from_str(s, f).ok())
+    // As chat logs date their sessions: "1:56 pm on 8 May, 2023".
+    .or_else(|| chrono::NaiveDateTime::parse_from_str(s, "%I:%M %p on %d %B, %Y").ok())
     .map(|t| (t.and_utc(), false))
 }
 

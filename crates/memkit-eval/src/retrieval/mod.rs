@@ -57,6 +57,37 @@ pub struct Report {
     #[serde(skip_serializing_if = "is_zero")]
     pub degraded: usize,
     pub by_category: BTreeMap<String, BTreeMap<String, f64>>,
+    /// What of a user's search this mode does not measure (memkit's modes run the search a
+    /// `mem-search --project SCOPE` of a `mem-capture --notes` import runs, priors included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves_out: Option<&'static str>,
+}
+
+/// What memkit's modes leave out of a user's search: the working tree is no user's here.
+pub const LEAVES_OUT: &str = "the working tree's changed files (the --files prior)";
+
+impl Report {
+    /// The report as table rows: one for all queries, then one per category, each with the
+    /// mode's figures (`category` names the row).
+    pub fn rows(&self) -> Vec<serde_json::Value> {
+        let mut all = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = all.as_object_mut() {
+            o.remove("by_category");
+            o.insert("category".into(), "all".into());
+        }
+        let mut out = vec![all];
+        for (c, m) in &self.by_category {
+            let mut row = serde_json::json!({
+                "set": self.set, "mode": self.mode, "category": c,
+                "queries": m.get("queries").copied().unwrap_or(0.0) as usize,
+            });
+            for (k, v) in m.iter().filter(|(k, _)| *k != "queries") {
+                row[k] = serde_json::json!(v);
+            }
+            out.push(row);
+        }
+        out
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -223,6 +254,7 @@ fn report(
         p50_ms: median(times),
         degraded,
         by_category,
+        leaves_out: (mode != "textbook").then_some(LEAVES_OUT),
     }
 }
 

@@ -852,7 +852,10 @@ pub use crate::text::cosine;
 pub use memkit_core::store::embeddings::{from_blob, to_blob};
 
 /// The text embedded for an observation: [`crate::text::searchable_text`] of its title, summary,
-/// detail, facts and concepts (a title or concept the body already says is not embedded twice).
+/// detail, facts and concepts, each kept even when the body says it already: a note's title (its
+/// first words) and topic words said again weigh its subject in a mean-pooled vector. Dropping
+/// them (aeebcfe) took MiniLM on locomo-dev's short chat turns from R@5 .460 to .418, and changed
+/// musique-100 by less than .01 nDCG@10.
 pub fn observation_text(
     title: &str,
     summary: &str,
@@ -863,7 +866,7 @@ pub fn observation_text(
     let mut body: Vec<&str> = vec![summary, detail.unwrap_or("")];
     body.extend(facts.iter().map(String::as_str));
     let extras: Vec<&str> = concepts.iter().map(String::as_str).collect();
-    crate::text::searchable_text(title, &body, &extras, true)
+    crate::text::searchable_text(title, &body, &extras, false)
 }
 
 /// The model of a filter run (`mem-embed FILE`) and the prefix its texts take: a query's of kind

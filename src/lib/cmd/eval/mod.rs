@@ -102,9 +102,13 @@ compressed, embedded with --model (vectors are cached in WORK/embedding-cache.db
 embedded once) and indexed; each query ({qid, scope, text, category?}) searches only its own scope,
 --depth hits deep, with each --mode: textbook (BM25 k1 1.2, b 0.75 over lower-cased letter/digit
 runs, title prepended, statistics per scope: the baseline every figure stands beside), fts, bm25,
-vector, hybrid (memkit's default search). qrels: qid doc_id rel per line (tab or space separated,
-header optional). Printed per mode: nDCG@10, recall@k and recall_any@k (at least one relevant in
-the top k) for each --k, MRR, the median search time, overall and (in the record) per category;
+vector, hybrid (memkit's default search). memkit's modes search as mem-search --project SCOPE
+--engine MODE does (priors included, as of now), leaving out only the working tree's changed files
+(the --files prior; the record's leaves_out says so); its first 10 hits are those of mem-search's
+default limit. A corpus date (or date_time, as "1:56 pm on 8 May, 2023") becomes the note's date.
+qrels: qid doc_id rel per line (tab or space separated, header optional). Printed per mode: nDCG@10,
+recall@k and recall_any@k (at least one relevant in the top k) for each --k, MRR, the median search
+time, overall and per category (a table has a row per category, a record has them in by_category);
 averaged over the queries with at least one relevant document. The scratch memory is deleted
 afterwards unless --keep is given.
 

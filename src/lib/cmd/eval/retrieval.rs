@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Io, Outcome};
+use crate::cli::{Format, Io, Outcome};
 use crate::{Error, Result};
 use memkit_eval::retrieval::{self, Set};
 
@@ -98,13 +98,18 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
     }
     super::record_figures(io, "retrieval", &out.reports);
-    let mut columns = vec!["set", "mode", "queries", "ndcg@10"];
+    let mut columns = vec!["set", "mode", "category", "queries", "ndcg@10"];
     let names: Vec<String> =
         a.k.iter()
             .flat_map(|k| [format!("recall@{k}"), format!("recall_any@{k}")])
             .collect();
     columns.extend(names.iter().map(String::as_str));
     columns.extend(["mrr", "p50_ms"]);
-    io.listing(&out.reports, &columns)?;
+    if matches!(io.format(), Format::Jsonl | Format::Json) {
+        io.listing(&out.reports, &columns)?;
+    } else {
+        let rows: Vec<_> = out.reports.iter().flat_map(|r| r.rows()).collect();
+        io.listing(&rows, &columns)?;
+    }
     Ok(Outcome::Ok)
 }
