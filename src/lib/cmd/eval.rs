@@ -10,6 +10,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
+use crate::search;
 use crate::store;
 use crate::{Error, Result};
 use memkit_eval::retrieval::{self, Set};
@@ -210,7 +211,7 @@ pub struct RetrievalArgs {
     pub queries: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub qrels: Option<PathBuf>,
-    /// Retrievers, comma-separated: textbook, fts, bm25, vector, hybrid.
+    /// Retrievers, comma-separated: textbook, fts, bm25, vector, hybrid, hybrid+rerank.
     #[arg(
         long,
         value_delimiter = ',',
@@ -220,6 +221,13 @@ pub struct RetrievalArgs {
     /// Embedding model (name under the model cache, or a directory).
     #[arg(long, default_value = "minilm-l6")]
     pub model: String,
+    /// Cross-encoder for hybrid+rerank (name under the model cache, or a directory)
+    /// [default: MEM_SEARCH_RERANK_MODEL].
+    #[arg(long, value_name = "MODEL")]
+    pub rerank_model: Option<String>,
+    /// Candidates hybrid+rerank reorders [default: MEM_SEARCH_RERANK_DEPTH].
+    #[arg(long, value_name = "N")]
+    pub rerank_depth: Option<usize>,
     /// Cut-offs for recall@k and recall_any@k.
     #[arg(long, value_delimiter = ',', default_value = "5,10")]
     pub k: Vec<usize>,
@@ -539,6 +547,7 @@ fn retrieval_run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         work: a.work.clone().unwrap_or_else(retrieval::default_work),
         keep: a.keep,
         depth: a.depth,
+        reranker: Some(rerank_choice(&a)?),
     };
     let bar = progress_bar(io);
     let mut progress = |step: &str, done: usize, total: usize| {
@@ -568,6 +577,25 @@ fn retrieval_run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
     columns.extend(["mrr", "p50_ms"]);
     io.listing(&out.reports, &columns)?;
     Ok(Outcome::Ok)
+}
+
+/// The reranker and depth hybrid+rerank uses: the flags, else the settings.
+fn rerank_choice(a: &RetrievalArgs) -> Result<(String, usize)> {
+    let cfg = Config::load(&config::data_home())?;
+    let model = a
+        .rerank_model
+        .clone()
+        .or_else(|| cfg.get("search_rerank_model"));
+    let depth = match a.rerank_depth {
+        Some(d) => d,
+        None => cfg
+            .get_num("search_rerank_depth")?
+            .unwrap_or(search::rerank::DEPTH),
+    };
+    Ok((
+        model.unwrap_or_else(|| search::rerank::DEFAULT_MODEL.into()),
+        depth,
+    ))
 }
 
 fn write_run(

@@ -2,6 +2,7 @@
 //! tokenizer and a small manifest saying how to pool, pad and prefix. Never prints or exits.
 
 pub mod cache;
+pub mod cross;
 pub mod install;
 pub mod store;
 
@@ -482,7 +483,10 @@ fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastI
 
 /// The tokenizer of model directory `dir` (whose tokenizer.json [`Embedder::load_with`] has
 /// checked), with padding and truncation off.
-fn load_tokenizer(dir: &Path, use_cache: bool) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
+pub(crate) fn load_tokenizer(
+    dir: &Path,
+    use_cache: bool,
+) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
     let (mut tokenizer, how) = cache::tokenizer(dir, use_cache)?;
     // Padding and truncation are ours (per the manifest), not the tokenizer file's.
     tokenizer.with_padding(None);

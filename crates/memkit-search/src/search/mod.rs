@@ -9,6 +9,7 @@
 //! uncached queries, and the vector is cached for the next identical query.
 
 pub mod bm25;
+pub mod rerank;
 
 pub use memkit_core::record::Explain;
 use std::collections::{HashMap, HashSet};
@@ -289,6 +290,8 @@ pub struct Request {
     pub engine: Engine,
     pub probe: bool,
     pub explain: bool,
+    /// Reorder the best fused candidates with the searcher's reranker (when it has one).
+    pub rerank: bool,
 }
 
 /// A search as the user asks for it (flags, or a line of `--batch`): names and bounds as typed,
@@ -338,6 +341,8 @@ pub struct Searcher {
     floor_setting: Option<f64>,
     /// The moment ranked as of (epoch ms; `None` = the clock's now).
     pub now_ms: Option<i64>,
+    /// The second stage, when asked for ([`Searcher::use_reranker`]).
+    reranker: Option<rerank::Stage>,
 }
 
 impl Searcher {
@@ -432,6 +437,7 @@ impl Searcher {
             engine,
             probe,
             explain,
+            rerank: self.reranker.is_some(),
         })
     }
 
@@ -474,6 +480,7 @@ impl Searcher {
             index_model: std::cell::OnceCell::new(),
             floor_setting: cfg.get_num("search_similarity_floor")?,
             now_ms: None,
+            reranker: None,
         })
     }
 
@@ -721,6 +728,9 @@ impl Searcher {
         let mut scored = rank(fused, &c.docs, &signals, &self.weights);
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
+        }
+        if let Some(stage) = self.reranker.as_ref().filter(|_| req.rerank) {
+            rerank::apply(stage, &req.text, &mut scored, &c.docs);
         }
         scored.truncate(limit);
         Ok(scored
