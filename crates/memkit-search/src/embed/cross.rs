@@ -145,26 +145,13 @@ impl CrossEncoder {
                 ..Default::default()
             }))
             .map_err(|e| Error::other(format!("tokenizer: {e}")))?;
-        let has_input = |name: &str| session.inputs().iter().any(|i| i.name() == name);
-        for (role, name) in &manifest.inputs {
-            if !has_input(name) {
-                return Err(Error::other(format!(
-                    "reranker {}: manifest input {role}={name:?} is not an input of the model",
-                    model_path.display()
-                )));
-            }
-        }
-        if !session
-            .outputs()
-            .iter()
-            .any(|o| o.name() == manifest.output)
-        {
-            return Err(Error::other(format!(
-                "reranker {}: manifest output {:?} is not an output of the model",
-                model_path.display(),
-                manifest.output
-            )));
-        }
+        super::check_io(
+            &session,
+            &manifest.inputs,
+            &manifest.output,
+            "reranker",
+            &model_path,
+        )?;
         Ok(CrossEncoder {
             manifest,
             session,
