@@ -17,6 +17,7 @@ mod pipeline;
 mod privacy;
 mod records;
 mod report;
+mod rerank;
 mod retrieval;
 mod robust;
 mod search;

@@ -228,6 +228,24 @@ pub const SETTINGS: &[Setting] = &[
         "0 stops mem-search from loading an embedding model for queries not in the embedding cache (as --no-model does).",
     ),
     setting(
+        "MEM_SEARCH_RERANK",
+        Some("search_rerank"),
+        Some("0"),
+        "1 makes mem-search reorder its best fused candidates with a cross-encoder (as --rerank does).",
+    ),
+    setting(
+        "MEM_SEARCH_RERANK_MODEL",
+        Some("search_rerank_model"),
+        Some("reranker"),
+        "Cross-encoder for --rerank: a name under MEM_MODELS or a directory with model.onnx, tokenizer.json and a manifest.json of kind cross-encoder.",
+    ),
+    setting(
+        "MEM_SEARCH_RERANK_DEPTH",
+        Some("search_rerank_depth"),
+        Some("20"),
+        "How many of the best fused candidates --rerank reorders.",
+    ),
+    setting(
         "MEM_SEARCH_WEIGHT_RELEVANCE",
         Some("search_weight_relevance"),
         Some("1.0"),
@@ -459,6 +477,7 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_bm25_k1", 0.0, 100.0),
     Bounds::float("search_bm25_b", 0.0, 1.0),
     Bounds::float("search_similarity_floor", 0.0, 1.0),
+    Bounds::int("search_rerank_depth", 2.0, 1_000.0),
     Bounds::int("context_tokens", 50.0, 200_000.0),
     Bounds::float("context_prompt_coverage", 0.0, 1.0),
     Bounds::float("context_type_weights", 0.0, 100.0),

@@ -84,6 +84,17 @@ vector index's model when it is installed in the model cache (MEM_MODELS) or con
 (MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or
 MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
 
+Reranking (--rerank, MEM_SEARCH_RERANK=1; off by default): the first 20 fused hits
+(MEM_SEARCH_RERANK_DEPTH) are reordered by a cross-encoder that reads the query beside each record;
+the scores stay in place, so hits still read best first. The model (MEM_SEARCH_RERANK_MODEL, default
+$MEM_MODELS/reranker) is a directory with an ONNX sequence-classification export (inputs input_ids,
+attention_mask, token_type_ids; output logits [batch, 1]), its tokenizer.json and a manifest.json
+{"name": "ms-marco-minilm-l6", "kind": "cross-encoder", "max_tokens": 256, "inputs": {"input_ids":
+"input_ids", "attention_mask": "attention_mask", "token_type_ids": "token_type_ids"}, "output":
+"logits"}: e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 exported with `optimum-cli export onnx --model
+cross-encoder/ms-marco-MiniLM-L-6-v2 DIR`. A model that cannot run leaves the fused order, with a
+warning; --rerank without a usable model is an error.
+
 Filters: --project (default: the project of the current directory, as capture resolves it:
 CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project
 than the current one carry other_project: true and their project); --type; --tags (a tag also
@@ -175,6 +186,9 @@ pub struct Args {
     /// Never load an embedding model: only cached query vectors make a search hybrid.
     #[arg(long)]
     pub no_model: bool,
+    /// Reorder the best fused candidates with a cross-encoder (MEM_SEARCH_RERANK_MODEL).
+    #[arg(long)]
+    pub rerank: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -224,7 +238,16 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         return Ok(io.no_memories(&cfg.db_path()));
     };
     let now = args.now.as_deref();
-    let searcher = Searcher::open_for(&home, conn, &cfg, now, !args.no_model, args.engine)?;
+    let mut searcher = Searcher::open_for(&home, conn, &cfg, now, !args.no_model, args.engine)?;
+    if args.rerank || cfg.get_bool("search_rerank") {
+        match search::rerank::Stage::from_config(&cfg) {
+            Ok(stage) => searcher.use_reranker(stage),
+            Err(e) if args.rerank => return Err(e),
+            Err(e) => io.warn(format!(
+                "MEM_SEARCH_RERANK is on but {e}: hits in fused order"
+            )),
+        }
+    }
     let mut here = Here::new(&cfg);
     let base = Query {
         text: query,

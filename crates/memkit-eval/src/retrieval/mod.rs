@@ -23,8 +23,12 @@ use memkit_search::search::{Engine, Filters, Request, Searcher};
 pub use data::Set;
 use metrics::Means;
 
-/// The retrievers `--mode` names: memkit's four and the textbook baseline.
-pub const MODES: &[&str] = &["textbook", "fts", "bm25", "vector", "hybrid"];
+/// The retrievers `--mode` names: memkit's four, hybrid reordered by a cross-encoder, and the
+/// textbook baseline.
+pub const MODES: &[&str] = &["textbook", "fts", "bm25", "vector", "hybrid", RERANKED];
+
+/// Hybrid search with the rerank stage ([`Options::reranker`]).
+pub const RERANKED: &str = "hybrid+rerank";
 
 pub struct Options {
     pub modes: Vec<String>,
@@ -37,6 +41,8 @@ pub struct Options {
     pub keep: bool,
     /// Hits asked for per query (MRR sees this deep).
     pub depth: usize,
+    /// The cross-encoder (name or directory) and its depth for the `hybrid+rerank` mode.
+    pub reranker: Option<(String, usize)>,
 }
 
 /// One retriever's figures on one set (`"type":"eval"`).
@@ -168,9 +174,14 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
             };
             for (i, q) in set.queries.iter().enumerate() {
                 let t = Instant::now();
-                let (r, used) = mem.search(q, engine, opts.depth)?;
+                let rerank = mode == RERANKED;
+                let (r, used) = mem.search(q, engine, opts.depth, rerank)?;
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
-                if used.as_deref().is_some_and(|u| u != mode) {
+                if let Some(e) = mem.searcher.take_rerank_error() {
+                    return Err(Error::other(format!("{mode}: {e}")));
+                }
+                let asked = if rerank { "hybrid" } else { mode.as_str() };
+                if used.as_deref().is_some_and(|u| u != asked) {
                     degraded += 1;
                 }
                 rankings.push((q.qid.clone(), r));
@@ -308,7 +319,11 @@ impl Memory {
             memkit_compress::Options::from_config(&cfg)?,
             &run,
         )?;
-        if opts.modes.iter().any(|m| m == "vector" || m == "hybrid") {
+        if opts
+            .modes
+            .iter()
+            .any(|m| m == "vector" || m == "hybrid" || m == RERANKED)
+        {
             let cache = opts.work.join("embedding-cache.db");
             store::embeddings::cache_share(&conn, &cache, false)?;
             let dir = memkit_search::embed::resolve_model(&opts.model)?;
@@ -328,6 +343,16 @@ impl Memory {
             .collect();
         let mut searcher = Searcher::open(&home, conn, &cfg)?;
         searcher.use_installed_model()?;
+        if opts.modes.iter().any(|m| m == RERANKED) {
+            let (spec, depth) = opts.reranker.clone().ok_or_else(|| {
+                Error::Usage(format!("mode {RERANKED} needs a reranker (--rerank-model)"))
+            })?;
+            let model = memkit_search::embed::cross::RerankModel::new(&spec)?;
+            searcher.use_reranker(memkit_search::search::rerank::Stage::new(
+                Box::new(model),
+                depth,
+            ));
+        }
         Ok(Memory {
             home,
             searcher,
@@ -341,6 +366,7 @@ impl Memory {
         q: &data::Query,
         engine: Engine,
         depth: usize,
+        rerank: bool,
     ) -> Result<(Ranking, Option<String>)> {
         let req = Request {
             text: q.text.clone(),
@@ -351,6 +377,7 @@ impl Memory {
             limit: depth,
             current_project: Some(q.scope.clone()),
             engine,
+            rerank,
             ..Request::default()
         };
         let hits = self.searcher.search(&req)?;

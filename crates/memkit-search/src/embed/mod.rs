@@ -2,6 +2,7 @@
 //! tokenizer and a small manifest saying how to pool, pad and prefix. Never prints or exits.
 
 pub mod cache;
+pub mod cross;
 pub mod install;
 pub mod store;
 
@@ -480,9 +481,41 @@ fn past_inputs(session: &Session, m: &Manifest) -> std::result::Result<Vec<PastI
     Ok(past)
 }
 
+/// That every input a manifest names (role → name) and its output are the model's; `what`
+/// ("model", "reranker") starts the error.
+pub(crate) fn check_io(
+    session: &Session,
+    inputs: &BTreeMap<String, String>,
+    output: &str,
+    what: &str,
+    model_path: &Path,
+) -> Result<()> {
+    let has_input = |name: &str| session.inputs().iter().any(|i| i.name() == name);
+    for (role, name) in inputs {
+        if !has_input(name) {
+            return Err(Error::other(format!(
+                "{what} {}: manifest input {role}={name:?} is not an input of the model",
+                model_path.display()
+            )));
+        }
+    }
+    if !session.outputs().iter().any(|o| o.name() == output) {
+        let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+        return Err(Error::other(format!(
+            "{what} {}: manifest output {output:?} is not an output of the model (it has {})",
+            model_path.display(),
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// The tokenizer of model directory `dir` (whose tokenizer.json [`Embedder::load_with`] has
 /// checked), with padding and truncation off.
-fn load_tokenizer(dir: &Path, use_cache: bool) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
+pub(crate) fn load_tokenizer(
+    dir: &Path,
+    use_cache: bool,
+) -> Result<(tokenizers::Tokenizer, cache::CacheUse)> {
     let (mut tokenizer, how) = cache::tokenizer(dir, use_cache)?;
     // Padding and truncation are ours (per the manifest), not the tokenizer file's.
     tokenizer.with_padding(None);
@@ -537,27 +570,13 @@ impl Embedder {
         manifest.inputs.retain(|role, name| {
             has_input(name) || !matches!(role.as_str(), "position_ids" | "token_type_ids")
         });
-        for (role, name) in &manifest.inputs {
-            if !has_input(name) {
-                return Err(Error::other(format!(
-                    "model {}: manifest input {role}={name:?} is not an input of the model",
-                    model_path.display()
-                )));
-            }
-        }
-        if !session
-            .outputs()
-            .iter()
-            .any(|o| o.name() == manifest.output)
-        {
-            let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
-            return Err(Error::other(format!(
-                "model {}: manifest output {:?} is not an output of the model (it has {})",
-                model_path.display(),
-                manifest.output,
-                names.join(", ")
-            )));
-        }
+        check_io(
+            &session,
+            &manifest.inputs,
+            &manifest.output,
+            "model",
+            &model_path,
+        )?;
         let past = past_inputs(&session, &manifest)
             .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
         Ok(Embedder {

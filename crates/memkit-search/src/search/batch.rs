@@ -128,13 +128,17 @@ impl Searcher {
     }
 
     /// How the last searches fell short of a hybrid search over the BM25 index, said once each:
-    /// the query could not be embedded, or the BM25 index was unreadable and FTS5 stood in.
+    /// the query could not be embedded, the reranker failed, or the BM25 index was unreadable
+    /// and FTS5 stood in.
     pub fn degraded(&self, hits: &[memkit_core::record::Hit]) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(e) = self.embed_error.borrow_mut().take() {
             out.push(format!(
                 "query not embedded ({e}): searched without vectors"
             ));
+        }
+        if let Some(e) = self.take_rerank_error() {
+            out.push(format!("not reranked ({e}): hits in fused order"));
         }
         if hits.iter().any(|h| h.mode == "fts") {
             out.push(format!(

@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod bm25;
 pub mod fusion;
+pub mod rerank;
 pub mod time;
 
 pub use memkit_core::record::Explain;
@@ -301,6 +302,8 @@ pub struct Request {
     pub engine: Engine,
     pub probe: bool,
     pub explain: bool,
+    /// Reorder the best fused candidates with the searcher's reranker (when it has one).
+    pub rerank: bool,
 }
 
 /// A search as the user asks for it (flags, or a line of `--batch`): names and bounds as typed,
@@ -384,6 +387,8 @@ pub struct Searcher {
     floor_setting: Option<f64>,
     /// The moment ranked as of (epoch ms; `None` = the clock's now).
     pub now_ms: Option<i64>,
+    /// The second stage, when asked for ([`Searcher::use_reranker`]).
+    reranker: Option<rerank::Stage>,
 }
 
 impl Searcher {
@@ -478,6 +483,7 @@ impl Searcher {
             engine,
             probe,
             explain,
+            rerank: self.reranker.is_some(),
         })
     }
 
@@ -520,6 +526,7 @@ impl Searcher {
             index_model: std::cell::OnceCell::new(),
             floor_setting: cfg.get_num("search_similarity_floor")?,
             now_ms: None,
+            reranker: None,
         })
     }
 
@@ -786,6 +793,9 @@ impl Searcher {
         let mut scored = rank(fused, &c.docs, &signals, &self.weights);
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
+        }
+        if let Some(stage) = self.reranker.as_ref().filter(|_| req.rerank) {
+            rerank::apply(stage, &req.text, &mut scored, &c.docs);
         }
         scored.truncate(limit);
         Ok(scored

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{Format, Io, Outcome};
+use crate::config::{self, Config};
 use crate::{Error, Result};
 use memkit_eval::retrieval::{self, Set};
 
@@ -17,7 +18,7 @@ pub struct RetrievalArgs {
     pub queries: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub qrels: Option<PathBuf>,
-    /// Retrievers, comma-separated: textbook, fts, bm25, vector, hybrid.
+    /// Retrievers, comma-separated: textbook, fts, bm25, vector, hybrid, hybrid+rerank.
     #[arg(
         long,
         value_delimiter = ',',
@@ -27,6 +28,13 @@ pub struct RetrievalArgs {
     /// Embedding model (name under the model cache, or a directory).
     #[arg(long, default_value = "minilm-l6")]
     pub model: String,
+    /// Cross-encoder for hybrid+rerank (name under the model cache, or a directory)
+    /// [default: MEM_SEARCH_RERANK_MODEL].
+    #[arg(long, value_name = "MODEL")]
+    pub rerank_model: Option<String>,
+    /// Candidates hybrid+rerank reorders [default: MEM_SEARCH_RERANK_DEPTH].
+    #[arg(long, value_name = "N")]
+    pub rerank_depth: Option<usize>,
     /// Cut-offs for recall@k and recall_any@k.
     #[arg(long, value_delimiter = ',', default_value = "5,10")]
     pub k: Vec<usize>,
@@ -78,6 +86,7 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         work: a.work.clone().unwrap_or_else(retrieval::default_work),
         keep: a.keep,
         depth: a.depth,
+        reranker: Some(rerank_choice(&a)?),
     };
     let bar = crate::render::progress_bar(io, super::BAR);
     let mut progress = |step: &str, done: usize, total: usize| {
@@ -112,4 +121,23 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         io.listing(&rows, &columns)?;
     }
     Ok(Outcome::Ok)
+}
+
+/// The reranker and depth hybrid+rerank uses: the flags, else the settings.
+fn rerank_choice(a: &RetrievalArgs) -> Result<(String, usize)> {
+    let cfg = Config::load(&config::data_home())?;
+    let model = a
+        .rerank_model
+        .clone()
+        .or_else(|| cfg.get("search_rerank_model"));
+    let depth = match a.rerank_depth {
+        Some(d) => d,
+        None => cfg
+            .get_num("search_rerank_depth")?
+            .unwrap_or(crate::search::rerank::DEPTH),
+    };
+    Ok((
+        model.unwrap_or_else(|| crate::search::rerank::DEFAULT_MODEL.into()),
+        depth,
+    ))
 }
