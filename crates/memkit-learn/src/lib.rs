@@ -8,6 +8,7 @@ pub mod extract;
 pub mod heal;
 pub mod heuristic;
 pub mod prompt;
+pub mod rules;
 
 use memkit_core::store::learnings::{CATEGORIES, Learning};
 
