@@ -10,6 +10,7 @@ mod e2e;
 mod embed;
 mod eval;
 mod install;
+mod layout;
 mod learn;
 mod pipeline;
 mod privacy;

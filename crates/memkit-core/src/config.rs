@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::log::fallback_home;
 use crate::{Error, Result};
 
 /// One setting: the variable that sets it, its config.toml key (`None`: the environment only),
@@ -762,7 +763,7 @@ impl Config {
         let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
         match HOOK.get() {
             Some(prog) => {
-                crate::cli::log_line(
+                crate::log::log_line(
                     &self.home,
                     prog,
                     "warn",
@@ -786,18 +787,6 @@ impl Config {
     pub fn logs_dir(&self) -> PathBuf {
         self.home.join("logs")
     }
-}
-
-/// Where memkit writes when the data home cannot be written: `<temp dir>/memkit-<uid>/<hash of
-/// home>`, so two data homes never mix their spooled events or logs.
-pub fn fallback_home(home: &Path) -> PathBuf {
-    use sha2::Digest;
-    let hash = hex::encode(&sha2::Sha256::digest(home.as_os_str().as_encoded_bytes())[..6]);
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("memkit-{uid}"))
-        .join(hash)
 }
 
 #[cfg(test)]

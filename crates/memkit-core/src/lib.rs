@@ -11,6 +11,7 @@ pub mod discover;
 pub mod error;
 pub mod hook;
 pub mod ids;
+pub mod log;
 pub mod project;
 pub mod record;
 pub mod store;

@@ -183,6 +183,19 @@ pub fn open_if_present_with(path: &Path, wait: Wait) -> Result<Option<Connection
     open_existing_with(path, wait).map(Some)
 }
 
+/// Opens the database when it exists, migrating it only when it is behind (a searcher's open:
+/// no write when the schema is current).
+pub fn open_current(path: &Path) -> Result<Option<Connection>> {
+    let Some(conn) = open_if_present(path)? else {
+        return Ok(None);
+    };
+    if user_version(&conn)? < MIGRATIONS.len() {
+        drop(conn);
+        return Ok(Some(open(path)?));
+    }
+    Ok(Some(conn))
+}
+
 /// Opens an existing database without creating or migrating it (readers such as reports).
 pub fn open_existing(path: &Path) -> Result<Connection> {
     open_existing_with(path, Wait::For(BUSY_TIMEOUT))

@@ -380,3 +380,20 @@ pub fn default_work() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join("eval")
 }
+
+/// Writes every ranking as a TREC run file: `qid Q0 doc rank score mode` per line.
+pub fn write_run(path: &Path, runs: &[(String, Vec<(String, Ranking)>)]) -> Result<()> {
+    use std::io::Write;
+    let name = path.display().to_string();
+    let f = std::fs::File::create(path).map_err(|e| Error::input(&name, None, e))?;
+    let mut w = std::io::BufWriter::new(f);
+    for (mode, rankings) in runs {
+        for (qid, r) in rankings {
+            for (i, (doc, score)) in r.iter().enumerate() {
+                writeln!(w, "{qid} Q0 {doc} {} {score:.6} {mode}", i + 1)?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(())
+}

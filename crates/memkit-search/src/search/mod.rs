@@ -8,6 +8,7 @@
 //! [`crate::embed::QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
+pub mod batch;
 pub mod bm25;
 
 pub use memkit_core::record::Explain;
@@ -314,6 +315,40 @@ pub struct Query {
     pub probe: bool,
     pub explain: bool,
     pub engine: Engine,
+}
+
+/// Where a search is made from: the current directory's project, and the files changed in its
+/// git working tree (asked once, and only when a query needs them; none when
+/// `search_git_files` is 0).
+#[derive(Debug, Clone)]
+pub struct Here {
+    pub project: Option<String>,
+    git_files: Option<Vec<String>>,
+    use_git: bool,
+}
+
+impl Here {
+    pub fn new(cfg: &Config) -> Here {
+        use memkit_core::project;
+        Here {
+            project: project::current_dir().map(|d| project::identify(&d).root),
+            git_files: None,
+            use_git: cfg.get("search_git_files").as_deref() != Some("0"),
+        }
+    }
+
+    pub fn files(&mut self) -> Vec<String> {
+        if !self.use_git {
+            return vec![];
+        }
+        self.git_files
+            .get_or_insert_with(|| {
+                std::env::current_dir()
+                    .map(|d| memkit_core::project::changed_files(&d))
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
 }
 
 /// An open store + indexes, ready for many searches.
@@ -665,7 +700,7 @@ impl Searcher {
             if let Some(tv) = vecs.get(t.as_str()) {
                 for k in &known {
                     if vecs.get(k.as_str()).is_some_and(|vk| {
-                        crate::embed::cosine(tv, vk) >= self.weights.tag_similarity
+                        crate::text::cosine(tv, vk) >= self.weights.tag_similarity
                     }) {
                         add(k, &mut out);
                     }
@@ -844,7 +879,7 @@ impl Searcher {
             for (id, v) in
                 memkit_core::store::embeddings::of_owners(&self.conn, kind, &ids, model, dim)?
             {
-                if let Some(best) = crate::index::vectors::best_window(q, &v) {
+                if let Some(best) = crate::text::best_window(q, &v) {
                     out.insert(memkit_core::store::vector_key(kind, id), best as f64);
                 }
             }
