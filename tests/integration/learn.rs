@@ -298,10 +298,16 @@ fn learnings_gain_confidence_when_seen_again_and_lose_it_when_contradicted() {
         .nth(1)
         .and_then(|t| t.split("\n## ").next())
         .unwrap();
+    // Under 0.5 is not shown, only counted on the last line.
+    let lines: Vec<&str> = section.trim().lines().collect();
+    let active = env.count(&format!(
+        "SELECT count(*) FROM learnings WHERE is_active = 1 AND project = '{PROJECT}'"
+    ));
+    assert_eq!(lines.len(), 3, "{text}");
     assert_eq!(
-        section.trim().lines().count(),
-        2,
-        "under 0.5 is not shown: {text}"
+        lines[2],
+        format!("- {} more: `mem-learn list`", active - 2),
+        "{text}"
     );
     let layer = rec["layers"]
         .as_array()
@@ -841,4 +847,197 @@ fn claude_cli_extraction_goes_through_the_users_claude() {
         got.contains("[--system-prompt]\n[You extract durable project knowledge"),
         "{got}"
     );
+}
+
+/// A session in `cwd` whose user types `prompt` and whose agent runs each of `commands`
+/// successfully, then stops.
+fn commands_session(env: &Env, cwd: &str, id: &str, prompt: &str, commands: &[&str]) {
+    let base = json!({"session_id": id, "cwd": cwd, "transcript_path": "/nonexistent.jsonl"});
+    let with = |extra: Value| crate::event(&base, extra);
+    env.ok(
+        "mem-capture",
+        &["--hook"],
+        &with(json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt})),
+    );
+    for (i, c) in commands.iter().enumerate() {
+        env.ok(
+            "mem-capture",
+            &["--hook"],
+            &with(json!({"hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_use_id": format!("b-{id}-{i}"),
+            "tool_input": {"command": c, "description": "run it"},
+            "tool_response": {"stdout": "ok", "stderr": "", "interrupted": false}})),
+        );
+    }
+    env.ok(
+        "mem-capture",
+        &["--hook"],
+        &with(json!({"hook_event_name": "Stop", "last_assistant_message": "Done."})),
+    );
+}
+
+/// The lines of the block's learnings layer, and the layer's report.
+fn learnings_layer(env: &Env, project: &str) -> (Vec<String>, Value) {
+    let out = env.ok(
+        "mem-context",
+        &["--project", project, "--format", "json"],
+        b"",
+    );
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = rec["text"].as_str().unwrap();
+    let lines = text
+        .split("## Project learnings\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no learnings layer in {text}"))
+        .lines()
+        .take_while(|l| l.starts_with("- "))
+        .map(str::to_string)
+        .collect();
+    let layer = rec["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "learnings")
+        .unwrap()
+        .clone();
+    (lines, layer)
+}
+
+#[test]
+fn stated_rules_come_first_commands_fold_and_none_goes_against_a_rule() {
+    let env = Env::new();
+    let root = "/tmp/tspec";
+    // Twenty `cargo build` runs in ten sessions, written the ways an agent writes them; the
+    // user asks for tspec in the fourth; tspec's own commands and git's housekeeping meanwhile.
+    let builds = [
+        "cargo build 2>&1",
+        "cargo build 2>&1 | tail -20",
+        "cd /tmp/tspec && cargo build",
+        "timeout 300 cargo build 2>&1 | grep -E 'error|warning'",
+    ];
+    for s in 0..10 {
+        let prompt = if s == 3 {
+            "The build is red again. Use tspec instead of cargo, please."
+        } else {
+            "Fix the next failing check"
+        };
+        let mut cmds = vec![builds[s % 4], builds[(s + 1) % 4]];
+        cmds.extend([
+            "tspec test -p tspec 2>&1 | tail -30",
+            "tspec clippy 2>&1",
+            "git -C /tmp/tspec status",
+            "git add -A && git commit -m wip",
+        ]);
+        if s % 2 == 0 {
+            cmds.push("tspec install --path /tmp/tspec 2>&1");
+        }
+        commands_session(&env, root, &format!("t{s}"), prompt, &cmds);
+    }
+    learn(&env);
+    let list_of = |extra: &[&str]| {
+        let mut args = vec!["list", "--project", root, "--format", "jsonl"];
+        args.extend_from_slice(extra);
+        jsonl(&env.ok("mem-learn", &args, b""))
+    };
+    let rows = list_of(&[]);
+    // Plumbing variants are one learning each; git's housekeeping is none.
+    let contents: Vec<&str> = rows
+        .iter()
+        .map(|r| r["content"].as_str().unwrap())
+        .collect();
+    let with = |w: &str| contents.iter().filter(|c| c.contains(w)).count();
+    assert_eq!(with("`cargo build`"), 1, "{contents:#?}");
+    assert_eq!(with("cargo build"), 1, "{contents:#?}");
+    assert_eq!(with("tspec test"), 1, "{contents:#?}");
+    assert_eq!(with("git"), 0, "{contents:#?}");
+    assert!(
+        !contents
+            .iter()
+            .any(|c| c.contains("2>&1") || c.contains("| tail"))
+    );
+    assert!(contents.contains(&"Sessions here run `tspec install --path .`"));
+    // The command learning is contradicted by the rule, which the list names with its evidence.
+    let rule = rows
+        .iter()
+        .find(|r| r["content"] == "Use tspec instead of cargo, please")
+        .expect("the stated rule");
+    assert_eq!(rule["kind"], "rule");
+    assert!(
+        rule["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("The build is red again")
+    );
+    let cargo = rows
+        .iter()
+        .find(|r| r["content"] == "Sessions here run `cargo build`")
+        .unwrap();
+    assert_eq!(cargo["kind"], "command");
+    assert_eq!(
+        cargo["contradicted_by"],
+        format!(
+            "{}: Use tspec instead of cargo, please",
+            rule["ref"].as_str().unwrap()
+        )
+    );
+    assert!(cargo["times_seen"].as_i64().unwrap() > rule["times_seen"].as_i64().unwrap());
+    assert!(cargo["confidence"].as_f64().unwrap() > rule["confidence"].as_f64().unwrap());
+    let table = String::from_utf8_lossy(
+        &env.ok("mem-learn", &["list", "--project", root], b"")
+            .stdout,
+    )
+    .to_string();
+    assert!(
+        table.contains("contradicted_by") && table.contains(": Use tspec instead"),
+        "{table}"
+    );
+
+    // The block: the rule first, though less confident than the commands; one commands line,
+    // tspec's, most used first; nothing of cargo but the rule.
+    let (lines, layer) = learnings_layer(&env, root);
+    assert_eq!(
+        lines,
+        [
+            "- [convention] Use tspec instead of cargo, please",
+            "- Usual commands: `tspec test -p tspec` · `tspec clippy` · `tspec install --path .`",
+            "- 1 more: `mem-learn list`",
+        ],
+        "{layer}"
+    );
+
+    // Many rules: the layer stays within its cap and says how many more the list holds.
+    for i in 0..14 {
+        env.ok(
+            "mem-learn",
+            &[
+                "add",
+                &format!("Rule {i}: keep every public function of module {i} documented with an example that compiles and runs"),
+                "--project",
+                root,
+            ],
+            b"",
+        );
+    }
+    let (lines, layer) = learnings_layer(&env, root);
+    assert!(
+        layer["tokens"].as_u64().unwrap() <= layer["cap"].as_u64().unwrap(),
+        "{layer}"
+    );
+    let shown = lines.len() - 1;
+    let total = list_of(&[]).len();
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("- {} more: `mem-learn list`", total - shown),
+        "{lines:#?}"
+    );
+    // Rules typed by hand first, the commands line only if room remains: at most one.
+    assert!(lines[0].starts_with("- [convention] Rule "), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l.contains("Usual commands"))
+            .count()
+            <= 1
+    );
+    assert!(!lines.iter().any(|l| l.contains("cargo build")));
 }

@@ -44,6 +44,10 @@ pub const LAYERS: &[(&str, usize)] = &[
 
 /// An observation line's title is cut to this many characters.
 const TITLE_CHARS: usize = 100;
+/// Learnings under this confidence are left to `mem-learn list` (rules the user stated are not).
+const LEARNING_MIN: f64 = 0.5;
+/// The folded commands line is cut at this many characters.
+const USUAL_CHARS: usize = 240;
 /// Files the files-in-play layer may list, and the sessions it looks back over.
 const FILES_SHOWN: usize = 8;
 /// Files after those named by name only, on one line.
@@ -161,7 +165,7 @@ pub fn build(conn: &Connection, cfg: &Config, opts: &Options) -> Result<Built> {
         let cap = cap.min(opts.budget.saturating_sub(used + reserve(opts.budget)));
         let lines = match (&work, layer) {
             (_, "sessions") => sessions(conn, opts, work.as_ref().ok().map(|w| &w.namer)),
-            (_, "learnings") => learnings(conn, opts),
+            (_, "learnings") => learnings(conn, opts, cap),
             (Err(e), _) => Err(Error::Other(e.to_string())),
             (Ok(w), "files") => files_layer(conn, w, &set, opts),
             (Ok(w), "functions") => functions(conn, opts, w),
@@ -520,23 +524,62 @@ fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -
     Ok(Ok(lines))
 }
 
-fn learnings(conn: &Connection, opts: &Options) -> LayerLines {
+/// The project's learnings within `cap` tokens: the rules the user stated first (typed by hand
+/// or found in their prompts), whatever their confidence against what was inferred; then the
+/// usual commands on one line (plumbing variants folded, none a rule speaks against, no git
+/// housekeeping or one-off); then what a model inferred; the last line says how many more
+/// `mem-learn list` holds.
+fn learnings(conn: &Connection, opts: &Options, cap: usize) -> LayerLines {
     let Some(project) = &opts.project else {
         return Ok(Err("no project".into()));
     };
-    let rows = learnings::top(conn, project, 10)?;
-    if rows.is_empty() {
+    let active = learnings::list(
+        conn,
+        &learnings::Filter {
+            project: Some(project),
+            ..Default::default()
+        },
+    )?;
+    if active.is_empty() {
         return Ok(Err(
             "no learnings yet (mem-learn extracts them; mem-learn add TEXT)".into(),
         ));
     }
-    Ok(Ok(rows
-        .into_iter()
-        .map(|l| Line {
-            text: format!("- [{}] {}", l.category, clip(&flatten(&l.content), 200)),
+    let plan = memkit_learn::rules::plan(&active, Some(project), LEARNING_MIN);
+    let line =
+        |l: &learnings::Learning| format!("- [{}] {}", l.category, clip(&flatten(&l.content), 200));
+    let mut texts: Vec<(String, usize)> = plan.rules.iter().map(|l| (line(l), 1)).collect();
+    if let Some(u) = memkit_learn::rules::usual_line(&plan.commands, USUAL_CHARS) {
+        let shown = plan
+            .commands
+            .iter()
+            .filter(|c| u.contains(&format!("`{}`", c.command)));
+        let folded: std::collections::BTreeSet<i64> =
+            shown.flat_map(|c| c.ids.iter().copied()).collect();
+        texts.push((format!("- {u}"), folded.len()));
+    }
+    texts.extend(plan.inferred.iter().map(|l| (line(l), 1)));
+    // Lines as the block counts them (the layer's title included), room kept for the last one.
+    let more_line = |n: usize| format!("- {n} more: `mem-learn list`");
+    let mut tokens = estimate(&format!("\n## {}\n", layer_title("learnings", opts.source)))
+        + estimate(&format!("{}\n", more_line(active.len())));
+    let (mut out, mut shown) = (Vec::new(), 0);
+    for (text, n) in texts {
+        let t = estimate(&format!("{text}\n"));
+        if tokens + t > cap {
+            continue;
+        }
+        tokens += t;
+        shown += n;
+        out.push(Line { text, id: None });
+    }
+    if active.len() > shown {
+        out.push(Line {
+            text: more_line(active.len() - shown),
             id: None,
-        })
-        .collect()))
+        });
+    }
+    Ok(Ok(out))
 }
 
 /// This project's observations ranked without a query: manual notes first, then the relevance

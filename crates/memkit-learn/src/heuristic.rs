@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::Candidate;
+use crate::{Candidate, rules};
 
 /// How sure a rule stated with an unmistakable marker is ("always", "never", "from now on",
 /// "remember"); a bare "don't …" or "use X instead of Y" is often meant for this task only.
@@ -99,54 +99,40 @@ pub fn extract(prompts: &[String]) -> Vec<Candidate> {
 }
 
 /// Programs whose runs say nothing about how a project works (looking around, not doing).
-const LOOKING: &[&str] = &[
+pub(crate) const LOOKING: &[&str] = &[
     "ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "wc", "sed", "awk", "which",
     "tree", "du", "df", "cd", "sleep", "true", "file", "stat", "sort", "diff", "less", "jq",
 ];
 
-/// A command as it is compared across sessions: one line, spaces collapsed, a leading
-/// `cd DIR &&` dropped; `None` for what is not worth remembering (looking around, git's read
-/// commands, scripts and one-off long lines).
-pub fn command_key(cmd: &str) -> Option<String> {
-    if cmd.contains('\n') || cmd.contains("<<") {
-        return None;
-    }
-    let mut c = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some(rest) = c.strip_prefix("cd ").and_then(|r| r.split_once(" && ")) {
-        c = rest.1.to_string();
-    }
-    let mut words = c.split_whitespace();
-    let program = words.next()?;
-    let sub = words.next().unwrap_or("");
-    let git_reads = [
-        "status",
-        "diff",
-        "log",
-        "show",
-        "branch",
-        "remote",
-        "rev-parse",
-        "ls-files",
-    ];
-    if c.len() > 100
-        || LOOKING.contains(&program)
-        || (program == "git" && (sub.is_empty() || git_reads.contains(&sub)))
-    {
-        return None;
-    }
-    Some(c)
+/// The commands of a command line as they are compared across sessions ([`rules::normalise`]:
+/// plumbing and the project's own path left out), keeping only those worth remembering: not
+/// looking around, not git's housekeeping, not one-offs (a command whose words say no purpose:
+/// build, test, lint or format, install, run) and no long line.
+pub fn command_keys(cmd: &str, root: Option<&str>) -> Vec<String> {
+    rules::normalise(cmd, root)
+        .into_iter()
+        .filter(|c| c.len() <= 100 && !rules::housekeeping(c) && rules::purpose(c).is_some())
+        .collect()
 }
 
-/// Candidates from commands that succeeded in this session and in an earlier one of the
-/// project: a fact seen twice ("`uv run pyright`" is how this project type-checks), with the
+/// Candidates from commands that succeeded in this session and in an earlier one of
+/// `project`: a fact seen twice ("`uv run pyright`" is how this project type-checks), with the
 /// sessions as evidence.
-pub fn repeated_commands(this: &[String], earlier: &[(String, String)]) -> Vec<Candidate> {
+pub fn repeated_commands(
+    this: &[String],
+    earlier: &[(String, String)],
+    project: Option<&str>,
+) -> Vec<Candidate> {
+    let earlier: Vec<(&str, Vec<String>)> = earlier
+        .iter()
+        .map(|(s, e)| (s.as_str(), command_keys(e, project)))
+        .collect();
     let mut out: Vec<Candidate> = Vec::new();
-    for c in this.iter().filter_map(|c| command_key(c)) {
+    for c in this.iter().flat_map(|c| command_keys(c, project)) {
         let mut before: Vec<&str> = earlier
             .iter()
-            .filter(|(_, e)| command_key(e).as_deref() == Some(c.as_str()))
-            .map(|(s, _)| s.as_str())
+            .filter(|(_, e)| e.contains(&c))
+            .map(|(s, _)| *s)
             .collect();
         before.sort();
         before.dedup();
@@ -154,7 +140,7 @@ pub fn repeated_commands(this: &[String], earlier: &[(String, String)]) -> Vec<C
             continue;
         }
         out.push(Candidate {
-            content: format!("Sessions here run `{c}`"),
+            content: format!("{}{c}`", rules::COMMAND_PREFIX),
             category: "convention".into(),
             confidence: WEAK,
             contradicts: None,
@@ -165,6 +151,12 @@ pub fn repeated_commands(this: &[String], earlier: &[(String, String)]) -> Vec<C
         });
     }
     out
+}
+
+/// Whether a sentence is worded as a rule ("always …", "never …", "use X instead of Y", …).
+pub fn states_rule(sentence: &str) -> bool {
+    let s = LEAD.replace(sentence.trim(), "");
+    RULES.iter().any(|(re, _, _)| re.is_match(s.trim()))
 }
 
 /// The candidate a sentence states, if it states a rule.
@@ -337,18 +329,21 @@ mod tests {
             ("s0".to_string(), "ls -la".to_string()),
             ("s0".to_string(), "git status".to_string()),
         ];
-        let got = repeated_commands(&this, &earlier);
+        let got = repeated_commands(&this, &earlier, Some("/repo"));
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].content, "Sessions here run `uv run pyright`");
         assert_eq!(
             got[0].evidence.as_deref(),
             Some("run successfully in this session and in s0, s1")
         );
-        assert_eq!(
-            command_key("git commit -m x").as_deref(),
-            Some("git commit -m x")
-        );
-        assert_eq!(command_key("cat <<EOF > f\nx\nEOF"), None);
+        // Git's housekeeping and one-offs are no habit; plumbing variants are one command.
+        assert!(command_keys("git commit -m x", None).is_empty());
+        assert!(command_keys("python3 /tmp/scratch.py", None).is_empty());
+        assert!(command_keys("cat <<EOF > f\nx\nEOF", None).is_empty());
+        let this = vec!["uv run pytest -x 2>&1 | tail -20".to_string()];
+        let earlier = vec![("s0".to_string(), "cd /repo && uv run pytest -x".to_string())];
+        let got = repeated_commands(&this, &earlier, Some("/repo"));
+        assert_eq!(got[0].content, "Sessions here run `uv run pytest -x`");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod heal;
 pub mod heuristic;
 pub mod manual;
 pub mod prompt;
+pub mod rules;
 pub mod same;
 pub mod session;
 

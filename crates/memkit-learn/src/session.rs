@@ -66,6 +66,7 @@ pub fn learn(
             Some(p) => crate::heuristic::repeated_commands(
                 &learnings::commands(conn, &s.session_id)?,
                 &learnings::earlier_commands(conn, p, &s.session_id)?,
+                Some(p),
             ),
             None => Vec::new(),
         };

@@ -43,7 +43,13 @@ New learnings start at 0.5. One seen again in another session gains a fifth of i
 loses 0.3 (never below 0.1) and is inactive at 0.1, and the learning that contradicted it is stored
 as its replacement (replaced_by), so the topic is never forgotten. Learnings typed with add are
 manual: confidence 1.0, never merged into, decayed or contradicted. mem-context's SessionStart block
-shows the project's active learnings with confidence at least 0.5, manual first.
+shows, within its learnings cap, the rules the user stated first (manual ones, then those found in
+prompts, whatever their confidence), then the usual commands on one line, most used first (output
+plumbing, the project's path and git -C folded away; git housekeeping, one-offs and commands a
+stated rule speaks against, as "use tspec instead of cargo" does cargo's, left out), then other
+learnings with confidence at least 0.5, and how many more list holds. list gives each learning's
+kind (rule, inferred, command), a command learning's commands as folded, and the stated rule a
+command goes against (contradicted_by).
 
 Extraction (no subcommand, or extract): once per session summary (a session summarised again after
 new work is learned from again; kill -9 between the call and the write loses nothing and duplicates
@@ -55,8 +61,10 @@ a confidence and the id of a learning they contradict. Without one, or past the 
 call fails: the heuristic, which takes only what the user typed (never assistant text, a subagent's
 task, wrappers, quotes or code): sentences that state a rule ("always …", "never …", "don't …", "use
 X instead of Y", "remember that …", "from now on …"); and commands that succeeded in this session
-and an earlier one of the project ("Sessions here run `uv run pyright`"; not ls, cat, grep, git
-status and other looking around). Each candidate's outcome: skipped (extraction
+and an earlier one of the project ("Sessions here run `uv run pyright`"), compared with output
+plumbing (2>&1, | tail -N, | grep …), a leading cd, timeout N and the project's own path folded
+away; not ls, cat, grep and other looking around, not git, not a command whose words name no
+build, test, lint or format, install or run. Each candidate's outcome: skipped (extraction
 confidence under 0.3, already counted for this session, or contradicting a manual learning), merged
 (the same as an active learning of the project: embedding cosine at least 0.90 with the model of
 the stored vectors when it is installed, and always when the content words nearly coincide),
@@ -158,6 +166,15 @@ fn extract(
 }
 
 const COLUMNS: &[&str] = &["ref", "category", "confidence", "times_seen", "content"];
+const LIST_COLUMNS: &[&str] = &[
+    "ref",
+    "kind",
+    "category",
+    "confidence",
+    "times_seen",
+    "content",
+    "contradicted_by",
+];
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
@@ -184,8 +201,14 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 (false, p) => Some(manual::roots(&conn, p.as_deref())?),
             };
             let rows = manual::list(&conn, roots, all, min_confidence)?;
-            let recs: Vec<Value> = rows.iter().map(record).collect();
-            io.listing(&recs, COLUMNS)?;
+            // Each row's kind, folded commands and the rule it goes against, beside it.
+            let notes = memkit_learn::rules::notes(&rows);
+            let recs: Vec<Value> = rows
+                .iter()
+                .zip(&notes)
+                .map(|(l, n)| merged(record(l), n))
+                .collect();
+            io.listing(&recs, LIST_COLUMNS)?;
             Ok(if recs.is_empty() {
                 io.warn("no learnings (mem-pipeline extracts them; mem-learn add TEXT adds one)");
                 Outcome::NothingFound
@@ -246,4 +269,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
     }
+}
+
+fn merged(mut v: Value, extra: impl serde::Serialize) -> Value {
+    if let (Some(o), Ok(Value::Object(x))) = (v.as_object_mut(), serde_json::to_value(extra)) {
+        o.extend(x);
+    }
+    v
 }

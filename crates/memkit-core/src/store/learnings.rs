@@ -87,18 +87,6 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Learning>> {
         .optional()?)
 }
 
-/// The `limit` learnings of `project` most worth showing: active and at least 0.5 confident,
-/// manual first, then by confidence and how often seen.
-pub fn top(conn: &Connection, project: &str, limit: usize) -> Result<Vec<Learning>> {
-    let mut st = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM learnings
-         WHERE project = ?1 AND is_active = 1 AND confidence >= 0.5
-         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id LIMIT ?2"
-    ))?;
-    let rows = st.query_map(params![project, limit as i64], row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// A new learning to store.
 #[derive(Debug, Clone)]
 pub struct New<'a> {
