@@ -13,6 +13,7 @@ mod install;
 mod learn;
 mod pipeline;
 mod privacy;
+mod recall;
 mod records;
 mod report;
 mod retrieval;

@@ -10,6 +10,7 @@
 
 pub mod files;
 pub mod prompt;
+pub mod recall;
 pub mod request;
 
 use rusqlite::Connection;

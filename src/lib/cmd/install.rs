@@ -40,7 +40,10 @@ mem pipeline, and mem-pipeline of earlier versions); they are added as their own
 that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get
 one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's
 handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is
-installed. Running it twice changes nothing the second time.
+installed; PreCompact runs the pipeline too, so the work before a compaction is compressed before
+it is summarised away. mem-context --hook also answers PreToolUse of Read, Edit, Write, MultiEdit
+and NotebookEdit (file recall), PostToolUseFailure and PostToolUse of Bash (error recall) and
+SubagentStart (a short project context). Running it twice changes nothing the second time.
 
 Run from a cargo build directory (target/release, target/debug), mem-install first copies the
 memkit programs to ~/.local/bin (--copy-to DIR; hard links when on the same file system) and
@@ -115,7 +118,18 @@ const HOOKS: &[(&str, &[Program], u32)] = &[
     ),
     ("PostToolUse", &[("mem-capture", "--hook")], 10),
     ("PostToolUseFailure", &[("mem-capture", "--hook")], 10),
-    ("PreCompact", &[("mem-capture", "--hook")], 10),
+    // Recall (see MATCHERS): before a file is read or edited, after a shell call failed, and
+    // a subagent's context.
+    ("PreToolUse", &[("mem-context", "--hook")], 10),
+    ("PostToolUse", &[("mem-context", "--hook")], 10),
+    ("PostToolUseFailure", &[("mem-context", "--hook")], 10),
+    ("SubagentStart", &[("mem-context", "--hook")], 10),
+    // The work before a compaction is compressed before its transcript is summarised away.
+    (
+        "PreCompact",
+        &[("mem-capture", "--hook"), ("mem", "pipeline --detach")],
+        10,
+    ),
     ("SubagentStop", &[("mem-capture", "--hook")], 10),
     (
         "Stop",
@@ -128,6 +142,49 @@ const HOOKS: &[(&str, &[Program], u32)] = &[
         10,
     ),
 ];
+
+/// The handlers that run for some tools only: (event, program, matcher). Every other handler
+/// matches all ("").
+const MATCHERS: &[(&str, &str, &str)] = &[
+    (
+        "PreToolUse",
+        "mem-context",
+        "Read|Edit|Write|MultiEdit|NotebookEdit",
+    ),
+    ("PostToolUse", "mem-context", "Bash"),
+];
+
+fn matcher_of(event: &str, programs: &[Program]) -> &'static str {
+    MATCHERS
+        .iter()
+        .find(|(e, p, _)| *e == event && programs.first().is_some_and(|f| f.0 == *p))
+        .map_or("", |m| m.2)
+}
+
+/// memkit's handlers a settings document with memkit's hooks lacks (none when it has none:
+/// then nothing is registered there at all), as "event: program args".
+pub fn absent(settings: &Value) -> Vec<String> {
+    if our_commands(settings).is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    for (event, programs, _) in HOOKS {
+        let matcher = matcher_of(event, programs);
+        let first = programs[0].0;
+        let found = settings["hooks"][*event]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|g| g["matcher"].as_str().unwrap_or("") == matcher)
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .filter_map(|h| h["command"].as_str())
+            .any(|c| program_of(c) == first);
+        if !found {
+            out.push(format!("{event}: {first} {}", programs[0].1));
+        }
+    }
+    out
+}
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -275,14 +332,16 @@ pub fn add_ours(hooks: &mut Map<String, Value>, built: &Path, bin_dir: &Path) ->
             continue; // refused earlier by check_events
         };
         let handler = json!({"type": "command", "command": command, "timeout": timeout});
+        let matcher = matcher_of(event, programs);
         if let Some(g) = arr.iter_mut().find(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_some_and(|hs| !hs.is_empty() && hs.iter().all(is_ours))
+            g.get("matcher").and_then(Value::as_str).unwrap_or("") == matcher
+                && g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(|hs| !hs.is_empty() && hs.iter().all(is_ours))
         }) {
             g["hooks"].as_array_mut().expect("checked").push(handler);
         } else {
-            arr.push(json!({"matcher": "", "hooks": [handler]}));
+            arr.push(json!({"matcher": matcher, "hooks": [handler]}));
         }
         added += 1;
     }

@@ -21,6 +21,9 @@ pub struct Hooks {
     pub handlers: usize,
     /// Programs those handlers name that do not exist (hooks that would fail).
     pub missing: Vec<String>,
+    /// memkit's handlers this version registers that the file lacks ("PreToolUse: mem-context
+    /// --hook"): an install from an earlier version.
+    pub absent: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -90,6 +93,7 @@ fn hooks_of(path: &Path) -> Option<Hooks> {
         file: path.display().to_string(),
         handlers: commands.len(),
         missing,
+        absent: super::install::absent(&v),
     })
 }
 
