@@ -96,7 +96,9 @@ fn main() {
         .unwrap();
         // Failures: every 25th observation fixed one of 20 errors.
         let ids: Vec<(i64, String, Option<String>, String)> = conn
-            .prepare("SELECT id, session_id, project, created_at FROM observations WHERE id % 25 = 0")
+            .prepare(
+                "SELECT id, session_id, project, created_at FROM observations WHERE id % 25 = 0",
+            )
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .unwrap()
@@ -111,7 +113,8 @@ fn main() {
             )
             .unwrap();
         }
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
         drop(conn);
         for i in 0..RUNS {
             let v = serde_json::json!({"hook_event_name": "PreToolUse", "session_id": format!("bench-{i}"),
@@ -136,13 +139,21 @@ fn measure(home: &Path) {
         .unwrap()
         .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
         .unwrap();
-    let pre: Vec<_> = (0..RUNS).map(|i| home.join(format!("pre-{i}.json"))).collect();
-    let fail: Vec<_> = (0..RUNS).map(|i| home.join(format!("fail-{i}.json"))).collect();
+    let pre: Vec<_> = (0..RUNS)
+        .map(|i| home.join(format!("pre-{i}.json")))
+        .collect();
+    let fail: Vec<_> = (0..RUNS)
+        .map(|i| home.join(format!("fail-{i}.json")))
+        .collect();
     if common::bin("mem-capture").is_file() {
         let (p50, p99, _) = runs(home, "mem-capture", &["--version"], &pre);
-        println!("{n} observations: baseline mem-capture --version p50 {p50:.2} ms, p99 {p99:.2} ms");
+        println!(
+            "{n} observations: baseline mem-capture --version p50 {p50:.2} ms, p99 {p99:.2} ms"
+        );
     } else {
-        println!("{n} observations: mem-capture is not built beside mem-context (cargo build --release --bins)");
+        println!(
+            "{n} observations: mem-capture is not built beside mem-context (cargo build --release --bins)"
+        );
     }
     let (base, base99, _) = runs(home, "mem-context", &["--version"], &pre);
     println!("  mem-context --version p50 {base:.2} ms, p99 {base99:.2} ms");

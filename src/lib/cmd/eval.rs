@@ -111,6 +111,18 @@ baseline allowed as many files as the block names; and seen, no method but the c
 the edited files that some earlier session touched (edited, read, searched), so the most any ranking
 of the history could name (a plan can name more). --sessions writes each session scored: the files
 it edited, the files each method named, and the block.
+
+recall: the projects' sessions replayed the same way; before session i the store holds the sessions
+before it, compressed, and each Read, Edit, Write, MultiEdit and NotebookEdit call of session i is
+sent as a PreToolUse payload to the hook command (mem-context --hook, a process per call, as of the
+call's time), each failed Bash call as a PostToolUseFailure payload. Printed per project and "all":
+file_calls and the share answered; edits_with_history (edits of files that earlier observations
+changed) and named_earlier, the share whose answer names one of them; answered_without_history and
+repeats (a file answered twice in one session with nothing new stored), both 0 when recall keeps
+quiet as it should; failures, failures_with_earlier_fix (an earlier failure of the same signature
+was fixed), error_answers, error_hits (the answer names that fix) and error_false_positives (it
+names none), beside the baseline that names the last observation that edited a file the failed call
+names (baseline_answers, baseline_hits, baseline_false_positives).
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
@@ -135,6 +147,28 @@ pub enum What {
     Retrieval(RetrievalArgs),
     /// Replay transcripts: does the SessionStart block name the files each session then edits?
     Context(ContextArgs),
+    /// Replay transcripts through the recall hooks: file recall before each Read and edit,
+    /// error recall after each failed shell call.
+    Recall(RecallArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RecallArgs {
+    /// Transcript files or folders of them (e.g. ~/.claude/projects/<project>).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The hook command the payloads go to [default: mem-context --hook, beside mem-eval].
+    #[arg(long, value_name = "CMD")]
+    pub hook: Option<String>,
+    /// Name of the set in the figures [default: the first PATH's name].
+    #[arg(long)]
+    pub set: Option<String>,
+    /// Scratch memories [default: ~/.cache/memkit/eval].
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    /// Keep the scratch memories and print their paths.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -244,6 +278,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Benchmark(a) => benchmark_run(a, io),
         What::Retrieval(a) => retrieval_run(a, io),
         What::Context(a) => context_run(a, io),
+        What::Recall(a) => recall_run(a, io),
     }
 }
 
@@ -488,6 +523,59 @@ fn context_run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
             "recall",
             "files_named",
             "recall_in_project",
+        ],
+    )?;
+    Ok(Outcome::Ok)
+}
+
+fn recall_run(a: RecallArgs, io: &mut Io) -> Result<Outcome> {
+    let set = a.set.clone().unwrap_or_else(|| {
+        a.paths[0]
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    let hook = match &a.hook {
+        Some(h) => h.split_whitespace().map(str::to_string).collect(),
+        None => {
+            let beside = std::env::current_exe()?.with_file_name("mem-context");
+            let prog = if beside.is_file() {
+                beside.display().to_string()
+            } else {
+                "mem-context".into()
+            };
+            vec![prog, "--hook".into()]
+        }
+    };
+    let opts = memkit_eval::recall::Options {
+        hook,
+        work: a.work.clone().unwrap_or_else(retrieval::default_work),
+        keep: a.keep,
+    };
+    let out = memkit_eval::recall::run(&set, &a.paths, &opts)?;
+    for home in &out.homes {
+        io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
+    }
+    let overall: Vec<_> = out.reports.iter().filter(|r| r.project == "all").collect();
+    record_figures(io, "recall", &overall);
+    io.listing(
+        &out.reports,
+        &[
+            "project",
+            "file_calls",
+            "answered",
+            "edits_with_history",
+            "named_earlier",
+            "answered_without_history",
+            "repeats",
+            "failures",
+            "failures_with_earlier_fix",
+            "error_answers",
+            "error_hits",
+            "error_false_positives",
+            "baseline_answers",
+            "baseline_hits",
+            "baseline_false_positives",
         ],
     )?;
     Ok(Outcome::Ok)
