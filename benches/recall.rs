@@ -59,10 +59,7 @@ fn runs(home: &Path, tool: &str, args: &[&str], payloads: &[PathBuf]) -> (f64, f
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::var("MEMKIT_BENCH_SIZES")
-        .ok()
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000]);
+    let sizes = common::sizes(&[10_000]);
     if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
         return measure(Path::new(&h));
     }
@@ -80,20 +77,7 @@ fn main() {
         let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
         let corpus = synth::corpus(&base, n, 42, 12);
         synth::insert(&mut conn, &corpus).unwrap();
-        conn.execute_batch(
-            "UPDATE observations SET functions_changed = json_array('handler_' || (id % 97))
-               WHERE id % 3 = 0;
-             INSERT INTO pending_queue (session_id, project, event, tool_name, payload, files, status, created_at)
-               SELECT session_id, project, 'PostToolUse', t.tool,
-                      json_object('tool_input', json_object('file_path', project || '/src/m' || (id % 60) || '.rs',
-                                  'new_string', 'fn handler_' || (id % 97) || '() {}')),
-                      json_array(project || '/src/m' || (id % 60) || '.rs'), 'done', created_at
-               FROM observations, (SELECT 'Read' AS tool UNION ALL SELECT 'Edit') AS t;
-             INSERT INTO observation_sources (observation_id, queue_id)
-               SELECT o.id, q.id FROM pending_queue q JOIN observations o
-                 ON o.session_id = q.session_id AND o.created_at = q.created_at;",
-        )
-        .unwrap();
+        conn.execute_batch(common::FILE_CALLS_SQL).unwrap();
         // Failures: every 25th observation fixed one of 20 errors.
         let ids: Vec<(i64, String, Option<String>, String)> = conn
             .prepare(
@@ -126,19 +110,12 @@ fn main() {
                 "error": error_text(i % 20)});
             std::fs::write(home.join(format!("fail-{i}.json")), v.to_string()).unwrap();
         }
-        let st = std::process::Command::new(std::env::current_exe().unwrap())
-            .env("MEMKIT_BENCH_MEASURE", &home)
-            .status()
-            .unwrap();
-        assert!(st.success());
+        common::measure_apart(&home);
     }
 }
 
 fn measure(home: &Path) {
-    let n: i64 = rusqlite::Connection::open(home.join("mem.db"))
-        .unwrap()
-        .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
-        .unwrap();
+    let n = common::observations(home);
     let pre: Vec<_> = (0..RUNS)
         .map(|i| home.join(format!("pre-{i}.json")))
         .collect();

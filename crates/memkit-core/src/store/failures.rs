@@ -124,15 +124,5 @@ pub fn fixed(
             fix_title: r.get(7)?,
         })
     })?;
-    let mut out: Vec<Fixed> = Vec::new();
-    for row in rows {
-        let f = row?;
-        if !out.iter().any(|o| o.fix_obs == f.fix_obs) {
-            out.push(f);
-        }
-        if out.len() >= limit {
-            break;
-        }
-    }
-    Ok(out)
+    super::first_per_key(rows, |f| f.fix_obs, limit)
 }

@@ -379,6 +379,25 @@ fn by_chunks<T>(
     Ok(out)
 }
 
+/// The first row of each key among `rows` (in their order), at most `limit` of them.
+pub fn first_per_key<T, K: PartialEq>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+    key: impl Fn(&T) -> K,
+    limit: usize,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
+    for row in rows {
+        let r = row?;
+        if !out.iter().any(|o| key(o) == key(&r)) {
+            out.push(r);
+        }
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// Current time as the ISO-8601 UTC text every table stores (sortable as text).
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)

@@ -83,15 +83,5 @@ pub fn file_functions(
             at: r.get(2)?,
         })
     })?;
-    let mut out: Vec<FunctionChange> = Vec::new();
-    for row in rows {
-        let f = row?;
-        if !out.iter().any(|o| o.qualname == f.qualname) {
-            out.push(f);
-        }
-        if out.len() >= limit {
-            break;
-        }
-    }
-    Ok(out)
+    super::first_per_key(rows, |f| f.qualname.clone(), limit)
 }
