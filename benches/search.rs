@@ -7,6 +7,10 @@
 //! BM25 and hybrid mode (cached query vector), with peak RSS; the baseline is
 //! `mem-search --version` measured in the same run.
 //!
+//! MEMKIT_BENCH_RERANK=DIR also measures hybrid + `--rerank` with the cross-encoder in DIR at
+//! depths 10 and 20 (e.g. one made by `scripts/gen_cross_encoder_onnx.py --body` on MiniLM-L6,
+//! which costs what ms-marco-MiniLM-L-6-v2 does).
+//!
 //! MEMKIT_BENCH_HOME=DIR keeps the data home in DIR for profiling; a DIR already holding a
 //! corpus is measured again without being rebuilt.
 
@@ -206,4 +210,26 @@ fn measure(home: &Path, n: usize) {
     );
     let (p50, _, rss, _) = run_many(&home, &queries, &["--all-projects", "--mode", "probe"]);
     println!("mem-search hybrid --mode probe, all {n}: p50 {p50:.2} ms, peak RSS {rss:.1} MB");
+    if let Some(dir) = std::env::var_os("MEMKIT_BENCH_RERANK") {
+        let dir = Path::new(&dir).canonicalize().unwrap();
+        for depth in [10, 20] {
+            // The settings file, so that run_many's command line stays the user's.
+            std::fs::write(
+                home.join("config.toml"),
+                format!(
+                    "search_rerank_model = {:?}\nsearch_rerank_depth = {depth}\n",
+                    dir.display().to_string()
+                ),
+            )
+            .unwrap();
+            let (p50, p90, rss, found) = run_many(&home, &queries, &["--all-projects", "--rerank"]);
+            println!(
+                "mem-search hybrid --rerank (depth {depth}, {}), all {n}: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, {found}/{} found (target p50 <= 60 ms)",
+                dir.display(),
+                p50 / baseline,
+                queries.len()
+            );
+        }
+        std::fs::remove_file(home.join("config.toml")).unwrap();
+    }
 }

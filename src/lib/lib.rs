@@ -5,12 +5,16 @@
 //! scripts reach every part through `memkit::…`.
 
 pub mod cmd;
-pub mod codemap;
+pub mod install;
 pub mod pipeline;
+pub mod render;
+pub mod report;
+pub mod tools;
 
 pub use memkit_ast as ast;
 pub use memkit_capture as capture;
 pub use memkit_capture::transcript;
+pub use memkit_codemap as codemap;
 pub use memkit_compress as compress;
 pub use memkit_compress::llm;
 pub use memkit_context as context;

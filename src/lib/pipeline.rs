@@ -300,3 +300,73 @@ pub fn detach(home: &Path, exe: &Path, arg0: &std::ffi::OsStr, args: &[&str]) ->
     child.wait()?;
     Ok(())
 }
+
+/// The path this binary was started by, made absolute, when it was started by a path rather
+/// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory
+/// of links to the tools is where the other tools are.
+fn invoked_path() -> Option<PathBuf> {
+    let p = PathBuf::from(std::env::args_os().next()?);
+    (p.components().count() > 1)
+        .then(|| std::path::absolute(&p).ok())
+        .flatten()
+}
+
+/// Where the pipeline looks for its stages before PATH: the directory mem was run from (else
+/// the one it is in), then MEM_BIN_DIR.
+fn tool_dirs(home: &Path) -> Vec<PathBuf> {
+    let beside = invoked_path()
+        .or_else(|| std::env::current_exe().ok())
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let cfg =
+        crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
+    beside
+        .into_iter()
+        .chain(cfg.get("bin_dir").map(PathBuf::from))
+        .collect()
+}
+
+/// `mem pipeline --detach`: starts a detached run of the running `mem`. A run that cannot start
+/// is logged to the pipeline log; the message is returned too.
+pub fn start_detached(home: &Path) -> std::result::Result<(), String> {
+    std::env::current_exe()
+        .map_err(Error::from)
+        .and_then(|exe| {
+            let arg0 = invoked_path().unwrap_or_else(|| PathBuf::from("mem"));
+            detach(home, &exe, arg0.as_os_str(), &["pipeline", "--detached"])
+        })
+        .map_err(|e| {
+            let msg = format!("cannot start a detached run: {e}");
+            log(home, &format!("mem pipeline[{}]", std::process::id()), &msg);
+            msg
+        })
+}
+
+/// One run in this process, with the stages found beside `mem` (then MEM_BIN_DIR, then PATH);
+/// each line goes to the pipeline log and to `echo`. `Ok(false)`: another run holds the lock.
+/// Stages that failed are an error naming them and the log.
+pub fn run_here(home: &Path, echo: &mut dyn FnMut(&str)) -> Result<bool> {
+    let who = format!("mem pipeline[{}]", std::process::id());
+    let mut report = |line: &str| {
+        log(home, &who, line);
+        echo(line);
+    };
+    match stages(&tool_dirs(home)).and_then(|s| run(home, &s, &mut report)) {
+        Ok(Ran::Busy) => Ok(false),
+        Ok(Ran::Done { failed, .. }) if failed.is_empty() => Ok(true),
+        Ok(Ran::Done { failed, .. }) => {
+            let names: Vec<String> = failed
+                .iter()
+                .map(|(n, why)| format!("{n} ({why})"))
+                .collect();
+            Err(Error::other(format!(
+                "failed: {}; see {}",
+                names.join(", "),
+                log_path(home).display()
+            )))
+        }
+        Err(e) => {
+            log(home, &who, &format!("error: {e}"));
+            Err(e)
+        }
+    }
+}

@@ -48,27 +48,14 @@ const PROMPTS: [&str; 2] = [
 /// carrying its result with a closing text; requests without tools (titles and the like) with
 /// a short text. Streaming requests get the same as server-sent events.
 fn messages_api(n: usize, req: &Seen) -> Reply {
-    let json_reply = |v: Value| Reply {
-        code: 200,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: v.to_string().into_bytes(),
-        cut_after: None,
-    };
-    if req.path.contains("count_tokens") {
-        return json_reply(json!({"input_tokens": 100}));
-    }
-    if !req.path.starts_with("/v1/messages") {
-        return json_reply(json!({"data": []}));
+    if let Some(r) = side_reply(req) {
+        return r;
     }
     let body = &req.body;
     let offers_bash = body["tools"]
         .as_array()
         .is_some_and(|ts| ts.iter().any(|t| t["name"] == "Bash"));
-    let after_tool = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"));
+    let after_tool = after_tool(body);
     let (blocks, stop) = if offers_bash && !after_tool {
         (
             vec![
@@ -87,6 +74,73 @@ fn messages_api(n: usize, req: &Seen) -> Reply {
     } else {
         (vec![json!({"type": "text", "text": "ok"})], "end_turn")
     };
+    answer(n, body, blocks, stop)
+}
+
+fn json_reply(v: Value) -> Reply {
+    Reply {
+        code: 200,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: v.to_string().into_bytes(),
+        cut_after: None,
+    }
+}
+
+/// The answer to a request that is not a message: token counts, model lists.
+fn side_reply(req: &Seen) -> Option<Reply> {
+    if req.path.contains("count_tokens") {
+        return Some(json_reply(json!({"input_tokens": 100})));
+    }
+    (!req.path.starts_with("/v1/messages")).then(|| json_reply(json!({"data": []})))
+}
+
+/// Whether the request's last message carries a tool's result.
+fn after_tool(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_array())
+        .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+}
+
+/// What the MCP sessions ask memkit's search tool.
+const MCP_QUERY: &str = "staging deploy VPN";
+
+/// The scripted API of the MCP sessions, as the reference server's script step
+/// `{"tool": "*__search"}` behaves: a request offering a tool whose name ends in `__search`
+/// (memkit's search, whatever prefix Claude Code gives its server) is answered with one call
+/// of it, the request carrying its result with a closing text.
+fn messages_api_mcp(n: usize, req: &Seen) -> Reply {
+    if let Some(r) = side_reply(req) {
+        return r;
+    }
+    let body = &req.body;
+    let search = body["tools"].as_array().and_then(|ts| {
+        ts.iter()
+            .filter_map(|t| t["name"].as_str())
+            .find(|name| name.ends_with("__search"))
+    });
+    let (blocks, stop) = match search {
+        Some(name) if !after_tool(body) => (
+            vec![
+                json!({"type": "text", "text": "I will look in memkit."}),
+                json!({"type": "tool_use", "id": format!("toolu_mcp_{n:04}"), "name": name,
+                       "input": {"query": MCP_QUERY}}),
+            ],
+            "tool_use",
+        ),
+        Some(_) => (
+            vec![json!({"type": "text", "text": "memkit answered."})],
+            "end_turn",
+        ),
+        None => (vec![json!({"type": "text", "text": "ok"})], "end_turn"),
+    };
+    answer(n, body, blocks, stop)
+}
+
+/// The Messages API's answer of `blocks`: one JSON message, or its server-sent events when
+/// the request streams.
+fn answer(n: usize, body: &Value, blocks: Vec<Value>, stop: &str) -> Reply {
     let message = json!({"id": format!("msg_e2e_{n}"), "type": "message", "role": "assistant",
         "model": body["model"], "content": blocks, "stop_reason": stop, "stop_sequence": null,
         "usage": {"input_tokens": 10, "output_tokens": 5}});
@@ -185,9 +239,13 @@ struct Setup {
 
 impl Setup {
     fn new(install: Install) -> Setup {
+        Setup::with_api(install, messages_api)
+    }
+
+    fn with_api(install: Install, api: fn(usize, &Seen) -> Reply) -> Setup {
         let claude = claude();
         let env = Env::new();
-        let mock = Mock::start_raw(messages_api);
+        let mock = Mock::start_raw(api);
         let bins = env.dir.path().join("bin");
         std::fs::create_dir_all(&bins).unwrap();
         for t in [
@@ -196,6 +254,7 @@ impl Setup {
             "mem-context",
             "mem-compress",
             "mem-install",
+            "mem-mcp",
         ] {
             std::os::unix::fs::symlink(bin(t), bins.join(t)).unwrap();
         }
@@ -235,6 +294,17 @@ impl Setup {
     }
 
     fn session(&self, prompt: &str) -> Output {
+        let out = self.run_claude(prompt, "Bash");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("All 3 tests pass now."),
+            "the session ran against the mock: {}",
+            show(&out)
+        );
+        out
+    }
+
+    /// One `claude -p` session in the project, allowed the tools `allowed` names.
+    fn run_claude(&self, prompt: &str, allowed: &str) -> Output {
         let mut c = Command::new(&self.claude);
         c.env_clear();
         for (k, v) in &self.env.vars {
@@ -246,7 +316,9 @@ impl Setup {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1");
+            .env("DISABLE_ERROR_REPORTING", "1")
+            // MCP tools offered with the first request, not behind a ToolSearch call.
+            .env("ENABLE_TOOL_SEARCH", "false");
         for k in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
             c.env(k, "http://127.0.0.1:9");
         }
@@ -254,16 +326,11 @@ impl Setup {
             c.env(k, "127.0.0.1,localhost");
         }
         // As root Claude Code refuses --dangerously-skip-permissions; allowing Bash suffices.
-        c.args(["-p", prompt, "--allowedTools", "Bash"])
+        c.args(["-p", prompt, "--allowedTools", allowed])
             .args(&self.extra)
             .current_dir(&self.project);
         let out = run_bounded(c, Duration::from_secs(180));
         assert!(out.status.success(), "claude -p: {}", show(&out));
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("All 3 tests pass now."),
-            "the session ran against the mock: {}",
-            show(&out)
-        );
         out
     }
 
@@ -419,4 +486,105 @@ fn claude_code_with_memkit_installed_in_settings() {
 #[test]
 fn claude_code_with_memkit_as_a_plugin() {
     two_sessions(Install::Plugin);
+}
+
+/// A session whose turn calls memkit's MCP search tool: the tool result in the transcript,
+/// and what the model was sent, carry the memory stored before.
+fn mcp_search(install: Install) {
+    let s = Setup::with_api(install, messages_api_mcp);
+    if install == Install::Settings {
+        let bins = s.env.dir.path().join("bin");
+        s.env.ok(
+            bins.join("mem-install").to_str().unwrap(),
+            &["--bin-dir", bins.to_str().unwrap(), "--mcp", "--no-docs"],
+            b"",
+        );
+        let config: Value = serde_json::from_slice(
+            &std::fs::read(s.env.dir.path().join("home/.claude.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            config["mcpServers"]["memkit"]["command"],
+            bins.join("mem-mcp").display().to_string()
+        );
+    }
+    let note = "The staging deploy needs the VPN up and the zanzibar token rotated weekly";
+    s.env.ok(
+        "mem-capture",
+        &[
+            "-q",
+            "--note",
+            note,
+            "--project",
+            s.project.to_str().unwrap(),
+        ],
+        b"",
+    );
+    // Compressed and indexed (BM25): the test home has no embedding model.
+    s.env.ok("mem-compress", &["-q"], b"");
+    s.env.ok("mem-index", &["-q"], b"");
+    // Claude Code names the tools mcp__<server>__<tool>; a plugin's server gets a prefix.
+    let out = s.run_claude(
+        "What do we know about the staging deploy?",
+        "Bash mcp__memkit mcp__plugin_memkit_memkit",
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("memkit answered."),
+        "the session called the tool: {}; tools offered: {:?}",
+        show(&out),
+        s.mock
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.body["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t["name"].as_str().unwrap_or("?").to_string())
+                .collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
+    let results: Vec<String> = s
+        .mock
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains("zanzibar")),
+        "the search tool's result, as the model was sent it, carries the note: {results:?}"
+    );
+    crate::pipeline::wait_idle(&s.env);
+    let transcript: String = s
+        .env
+        .value("SELECT transcript_path FROM sessions ORDER BY rowid DESC LIMIT 1");
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let in_transcript = text.lines().any(|l| {
+        let v: Value = serde_json::from_str(l).unwrap_or_default();
+        v["message"]["content"].as_array().is_some_and(|c| {
+            c.iter().any(|b| {
+                b["type"] == "tool_result" && b["content"].to_string().contains("zanzibar")
+            })
+        })
+    });
+    assert!(
+        in_transcript,
+        "the transcript ({transcript}) holds the tool result with the note"
+    );
+}
+
+#[test]
+fn claude_code_calls_the_mcp_search_tool_registered_by_mem_install() {
+    mcp_search(Install::Settings);
+}
+
+#[test]
+fn claude_code_calls_the_mcp_search_tool_of_the_plugin() {
+    mcp_search(Install::Plugin);
 }

@@ -68,6 +68,16 @@ fn retrieval_gate_on_the_bundled_sets() {
             "hybrid fell below the gate: {report}"
         );
         assert!(ndcg("bm25") >= ndcg("textbook"), "{report}");
+        // Fusion never loses to either of its arms.
+        for k in ["ndcg@10", "recall@10"] {
+            for arm in ["bm25", "vector"] {
+                let (h, a) = (
+                    r["hybrid"][k].as_f64().unwrap(),
+                    r[arm][k].as_f64().unwrap(),
+                );
+                assert!(h >= a, "{k}: hybrid {h:.4} below {arm} {a:.4}: {report}");
+            }
+        }
         for m in ["recall@5", "recall_any@10", "mrr"] {
             assert!(r["hybrid"][m].as_f64().is_some(), "{m} missing: {report}");
         }
@@ -317,4 +327,144 @@ fn a_long_record_is_found_by_what_its_end_says() {
     // Nothing changed: nothing is embedded again.
     let out = env.ok("mem-embed", &["--model", "minilm-l6"], b"");
     assert_eq!(jsonl(&out)[0]["counts"]["embedded"], 0, "{}", show(&out));
+}
+
+/// A bundled set imported as a user would (`mem-capture --notes`, then compress, embed, index)
+/// and queried as a user would (`mem-search --batch`, the default limit, each query in its
+/// project): the first ten hits are those `mem-eval retrieval` scores, and asking for 100 hits
+/// does not change the first ten.
+#[test]
+fn the_cli_ranks_what_mem_eval_measures_whatever_the_limit() {
+    let env = model_env();
+    let dir = set("qmsum-mini");
+    let run = env.dir.path().join("run.txt");
+    let work = env.dir.path().join("eval");
+    env.ok(
+        "mem-eval",
+        &[
+            "retrieval",
+            dir.to_str().unwrap(),
+            "--mode",
+            "hybrid",
+            "--work",
+            work.to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
+        ],
+        b"",
+    );
+    // qid → the eval's ranking (TREC run lines: qid Q0 doc rank score mode).
+    let mut measured: HashMap<String, Vec<String>> = HashMap::new();
+    for line in std::fs::read_to_string(&run).unwrap().lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        measured
+            .entry(cols[0].to_string())
+            .or_default()
+            .push(cols[2].to_string());
+    }
+    let read = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let notes: String = read("corpus.jsonl")
+        .iter()
+        .map(|d| {
+            let mut n = d.clone();
+            n["project"] = d["scope"].clone();
+            format!("{n}\n")
+        })
+        .collect();
+    notes_store(&env, &notes);
+    let queries = read("queries.jsonl");
+    let batch = |limit: Option<usize>| -> HashMap<String, Vec<String>> {
+        let lines: String = queries
+            .iter()
+            .map(|q| {
+                let mut l =
+                    serde_json::json!({"id": q["qid"], "query": q["text"], "project": q["scope"]});
+                if let Some(n) = limit {
+                    l["limit"] = n.into();
+                }
+                format!("{l}\n")
+            })
+            .collect();
+        let out = env.ok("mem-search", &["--batch", "-"], lines.as_bytes());
+        let mut got: HashMap<String, Vec<String>> = HashMap::new();
+        for h in jsonl(&out) {
+            got.entry(h["query_id"].as_str().unwrap().to_string())
+                .or_default()
+                .push(h["external_id"].as_str().unwrap().to_string());
+        }
+        got
+    };
+    let ten = batch(None);
+    let hundred = batch(Some(100));
+    assert_eq!(ten.len(), queries.len());
+    for q in &queries {
+        let qid = q["qid"].as_str().unwrap();
+        let first = &ten[qid];
+        assert_eq!(first.len(), 10, "{qid}");
+        assert!(hundred[qid].len() > 10, "{qid}");
+        assert_eq!(
+            first[..],
+            hundred[qid][..10],
+            "{qid}: the limit moved the top ten"
+        );
+        assert_eq!(
+            first[..],
+            measured[qid][..10],
+            "{qid}: mem-eval scored another ranking than mem-search returns"
+        );
+    }
+}
+
+/// The fusion property: with a vector arm that is noise (the random-weight Qwen3 of the tests),
+/// hybrid stays within 0.02 of the BM25 arm, on each bundled set.
+#[test]
+fn a_random_vector_arm_does_not_pull_hybrid_down() {
+    let env = model_env();
+    for name in ["musique-mini", "qmsum-mini"] {
+        let work = env.dir.path().join("eval");
+        let out = env.ok(
+            "mem-eval",
+            &[
+                "retrieval",
+                set(name).to_str().unwrap(),
+                "--mode",
+                "bm25,vector,hybrid",
+                "--model",
+                "qwen3-tiny",
+                "--work",
+                work.to_str().unwrap(),
+            ],
+            b"",
+        );
+        let r: HashMap<String, Value> = jsonl(&out)
+            .into_iter()
+            .map(|r| (r["mode"].as_str().unwrap().to_string(), r))
+            .collect();
+        let m = |mode: &str, k: &str| r[mode][k].as_f64().unwrap();
+        let report = format!(
+            "{name}: ndcg@10 bm25 {:.4} vector {:.4} hybrid {:.4}",
+            m("bm25", "ndcg@10"),
+            m("vector", "ndcg@10"),
+            m("hybrid", "ndcg@10")
+        );
+        eprintln!("{report}");
+        assert_eq!(r["hybrid"]["mode"], "hybrid");
+        // The arm is noise: far below BM25, or the test shows nothing.
+        assert!(
+            m("vector", "ndcg@10") < m("bm25", "ndcg@10") - 0.2,
+            "{report}"
+        );
+        for k in ["ndcg@10", "recall@10"] {
+            assert!(
+                (m("hybrid", k) - m("bm25", k)).abs() <= 0.02,
+                "{k}: {report}"
+            );
+        }
+    }
 }

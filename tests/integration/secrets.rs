@@ -81,7 +81,8 @@ fn assert_clean(what: &str, bytes: &[u8], probes: &[(String, String)]) {
     }
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`, at any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -327,48 +327,6 @@ fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
     Ok(())
 }
 
-/// The project a note names: a stored project's name first, then a directory, else a new
-/// project of that name; `None` for none named and no current project. With the excluded
-/// directory to check, when the project is the current directory's.
-fn note_project(
-    conn: &Connection,
-    named: Option<&str>,
-) -> Result<(Option<Project>, Option<String>)> {
-    let Some(name) = named else {
-        let cwd = std::env::current_dir()?.display().to_string();
-        return Ok(match project_for(Some(&cwd)) {
-            // The directory counts too: it may lie under an excluded path inside the repo.
-            Some((p, dir)) => (Some(p), Some(dir)),
-            None => (None, None),
-        });
-    };
-    // A lookup that fails counts as an unknown name.
-    if let Some((root, name)) = store::projects::find(conn, name).ok().flatten() {
-        return Ok((
-            Some(Project {
-                root,
-                name,
-                branch: None,
-                source: "path",
-            }),
-            None,
-        ));
-    }
-    if Path::new(name).is_dir() {
-        let dir = std::path::absolute(name)?.display().to_string();
-        return Ok((Some(project::identify(&dir)), None));
-    }
-    Ok((
-        Some(Project {
-            root: name.to_string(),
-            name: project::name_of(name),
-            branch: None,
-            source: "path",
-        }),
-        None,
-    ))
-}
-
 fn note(
     io: &mut Io,
     cfg: &Config,
@@ -381,22 +339,12 @@ fn note(
     }
     let policy = Policy::from_config(cfg)?;
     let conn = store::open(&cfg.db_path())?;
-    let (pr, excluded_dir) = note_project(&conn, project)?;
-    if let Some(p) = &pr
-        && policy.excluded(p, excluded_dir.as_deref())
-    {
-        return Err(Error::Usage(format!(
-            "nothing stored: project {} is excluded (MEM_EXCLUDE)",
-            p.root
-        )));
-    }
     let n = capture::Note {
         text: text.to_string(),
         tags: tags.to_vec(),
         ..Default::default()
     };
-    let id = store::write_tx(&conn, |tx| capture::store_note(tx, &n, pr.as_ref()))?
-        .ok_or_else(|| Error::Store("note was not stored".into()))?;
+    let (id, _) = capture::note::save(&conn, &policy, &n, project)?;
     let rec = load_capture(&conn, id)?;
     io.listing(
         &[rec],
@@ -461,7 +409,7 @@ fn notes(io: &mut Io, cfg: &Config, path: &Path, project: Option<&str>) -> Resul
     let policy = Policy::from_config(cfg)?;
     let mut input = Input::open(path)?;
     let conn = store::open(&cfg.db_path())?;
-    let default = note_project(&conn, project)?;
+    let default = capture::note::project(&conn, project)?;
     let mut projects: HashMap<String, (Option<Project>, Option<String>)> = HashMap::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut stored: BTreeMap<String, u64> = BTreeMap::new();
@@ -481,7 +429,7 @@ fn notes(io: &mut Io, cfg: &Config, path: &Path, project: Option<&str>) -> Resul
                     Some(n) => match projects.get(&n) {
                         Some(p) => p.clone(),
                         None => {
-                            let p = note_project(&conn, Some(&n))?;
+                            let p = capture::note::project(&conn, Some(&n))?;
                             projects.insert(n, p.clone());
                             p
                         }

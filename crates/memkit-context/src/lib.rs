@@ -9,6 +9,7 @@
 //! says how to get more (progressive disclosure).
 
 pub mod files;
+pub mod history;
 pub mod prompt;
 pub mod recall;
 pub mod request;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::log::fallback_home;
 use crate::{Error, Result};
 
 /// One setting: the variable that sets it, its config.toml key (`None`: the environment only),
@@ -227,6 +228,24 @@ pub const SETTINGS: &[Setting] = &[
         "0 stops mem-search from loading an embedding model for queries not in the embedding cache (as --no-model does).",
     ),
     setting(
+        "MEM_SEARCH_RERANK",
+        Some("search_rerank"),
+        Some("0"),
+        "1 makes mem-search reorder its best fused candidates with a cross-encoder (as --rerank does).",
+    ),
+    setting(
+        "MEM_SEARCH_RERANK_MODEL",
+        Some("search_rerank_model"),
+        Some("reranker"),
+        "Cross-encoder for --rerank: a name under MEM_MODELS or a directory with model.onnx, tokenizer.json and a manifest.json of kind cross-encoder.",
+    ),
+    setting(
+        "MEM_SEARCH_RERANK_DEPTH",
+        Some("search_rerank_depth"),
+        Some("20"),
+        "How many of the best fused candidates --rerank reorders.",
+    ),
+    setting(
         "MEM_SEARCH_WEIGHT_RELEVANCE",
         Some("search_weight_relevance"),
         Some("1.0"),
@@ -267,6 +286,12 @@ pub const SETTINGS: &[Setting] = &[
         Some("search_weight_project"),
         Some("0.2"),
         "mem-search bonus for records of the current project.",
+    ),
+    setting(
+        "MEM_SEARCH_WEIGHT_TIME",
+        Some("search_weight_time"),
+        Some("0.3"),
+        "mem-search bonus for records that answer the time a query asks or names (made then, or saying when).",
     ),
     setting(
         "MEM_SEARCH_HALF_LIFE_DAYS",
@@ -444,6 +469,7 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_weight_type", 0.0, 100.0),
     Bounds::float("search_weight_files", 0.0, 100.0),
     Bounds::float("search_weight_project", 0.0, 100.0),
+    Bounds::float("search_weight_time", 0.0, 100.0),
     Bounds::float("search_type_weights", 0.0, 100.0),
     Bounds::positive("search_half_life_days", 36_500.0),
     Bounds::float("search_rrf_k", 0.0, 1e6),
@@ -451,6 +477,7 @@ pub const NUMBERS: &[Bounds] = &[
     Bounds::float("search_bm25_k1", 0.0, 100.0),
     Bounds::float("search_bm25_b", 0.0, 1.0),
     Bounds::float("search_similarity_floor", 0.0, 1.0),
+    Bounds::int("search_rerank_depth", 2.0, 1_000.0),
     Bounds::int("context_tokens", 50.0, 200_000.0),
     Bounds::float("context_prompt_coverage", 0.0, 1.0),
     Bounds::float("context_type_weights", 0.0, 100.0),
@@ -762,7 +789,7 @@ impl Config {
         let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
         match HOOK.get() {
             Some(prog) => {
-                crate::cli::log_line(
+                crate::log::log_line(
                     &self.home,
                     prog,
                     "warn",
@@ -786,18 +813,6 @@ impl Config {
     pub fn logs_dir(&self) -> PathBuf {
         self.home.join("logs")
     }
-}
-
-/// Where memkit writes when the data home cannot be written: `<temp dir>/memkit-<uid>/<hash of
-/// home>`, so two data homes never mix their spooled events or logs.
-pub fn fallback_home(home: &Path) -> PathBuf {
-    use sha2::Digest;
-    let hash = hex::encode(&sha2::Sha256::digest(home.as_os_str().as_encoded_bytes())[..6]);
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("memkit-{uid}"))
-        .join(hash)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod error;
 pub mod errsig;
 pub mod hook;
 pub mod ids;
+pub mod log;
 pub mod project;
 pub mod record;
 pub mod store;

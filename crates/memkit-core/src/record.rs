@@ -340,6 +340,10 @@ pub struct LayerReport {
     pub reason: Option<String>,
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// Each score component of a hit (`--explain`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Default)]
 pub struct Explain {
@@ -358,8 +362,13 @@ pub struct Explain {
     pub relevance: f64,
     /// Lexical (BM25 or FTS5) score scaled to 0..1 by the best of this query's candidates.
     pub lexical_match: f64,
-    /// Cosine similarity of the query vector and the record's vector (0 without vectors).
+    /// Cosine similarity of the query vector and the record's vector (0 without vectors),
+    /// times the vector weight.
     pub similarity: f64,
+    /// How far this query's vector list was trusted in fusion (0..1), when less than fully:
+    /// the agreement of its cosines with the lexical order (`mem-search` DETAILS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_weight: Option<f64>,
     /// 0.5^(age / half-life).
     pub recency: f64,
     pub type_weight: f64,
@@ -367,6 +376,10 @@ pub struct Explain {
     pub files: f64,
     /// 1 when the record is from the current project.
     pub same_project: f64,
+    /// 1 when the record answers the time the question asks or names (made then, or saying
+    /// when for a question asking when).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub time: f64,
     /// Weighted sum = score.
     pub score: f64,
 }

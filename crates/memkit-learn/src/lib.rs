@@ -2,12 +2,16 @@
 //! patterns), with a confidence that grows when a learning is seen again and falls when it is
 //! contradicted. A pure library: candidates come from an LLM ([`prompt`]) or from the user's
 //! own words ([`heuristic`]); [`decide`] says what each does to the stored learnings; [`heal`]
-//! plans call-graph changes from observations. The caller reads and writes the database.
+//! plans call-graph changes from observations. [`session`] runs it all over the sessions due and
+//! writes the outcomes through the store; nothing here prints.
 
 pub mod extract;
 pub mod heal;
 pub mod heuristic;
+pub mod manual;
 pub mod prompt;
+pub mod same;
+pub mod session;
 
 use memkit_core::store::learnings::{CATEGORIES, Learning};
 

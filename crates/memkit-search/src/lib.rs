@@ -6,4 +6,5 @@
 pub mod embed;
 pub mod index;
 pub mod search;
+pub mod text;
 pub mod textbook;

@@ -2,17 +2,18 @@
 //! call; database mode (no FILE) keeps the map of the files Claude wrote or edited.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
-use rayon::prelude::*;
-use serde::Serialize;
 
-use crate::ast::{self, Call, Function, FunctionDiff, Snapshot, mermaid, project};
+use crate::ast::{self, FunctionDiff, Snapshot, mermaid};
 use crate::cli::{Common, Format, Io, Outcome};
-use crate::{Error, Result};
+use crate::config::{self, Config};
+use crate::{Result, store};
+use memkit_codemap::files;
+use memkit_codemap::records::{DiffRecord, EdgeRecord, FunctionRecord, file_record};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-ast",
@@ -105,195 +106,55 @@ pub struct Args {
     pub common: Common,
 }
 
-/// A definition on the wire (`"type":"function"`).
-#[derive(Serialize)]
-struct FunctionRecord<'a> {
-    r#type: &'static str,
-    v: u32,
-    path: &'a str,
-    #[serde(flatten)]
-    function: &'a Function,
-}
-
-#[derive(Serialize)]
-struct FileRecord<'a> {
-    r#type: &'static str,
-    v: u32,
-    path: &'a str,
-    module: &'a str,
-    functions: usize,
-    calls: usize,
-    imports: BTreeMap<&'a str, &'a str>,
-    lines: u32,
-    bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parse_error: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct EdgeRecord<'a> {
-    r#type: &'static str,
-    v: u32,
-    path: &'a str,
-    #[serde(flatten)]
-    call: &'a Call,
-}
-
-#[derive(Serialize)]
-struct DiffRecord<'a> {
-    r#type: &'static str,
-    v: u32,
-    #[serde(flatten)]
-    diff: &'a FunctionDiff,
-}
-
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if let Some(pair) = &args.diff {
         return diff(&args, &pair[0], &pair[1], io);
     }
     if args.files.is_empty() && args.paths_from.is_none() {
-        return crate::codemap::run_database(io, args.common.verbose > 0);
+        return database(io);
     }
     filter(&args, io)
 }
 
-/// The bytes of `path`, or of stdin for `-`.
-fn read(path: &Path) -> std::io::Result<Vec<u8>> {
-    if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut buf)?;
-        Ok(buf)
+/// Database mode: the function map of what sessions wrote or edited since the last run.
+fn database(io: &mut Io) -> Result<Outcome> {
+    let start = Instant::now();
+    let cfg = Config::load(&config::data_home())?;
+    let path = cfg.db_path();
+    if store::open_if_present(&path)?.is_none() {
+        return Ok(io.no_memories(&path));
+    }
+    let mut conn = store::open(&path)?;
+    let reports = memkit_codemap::database::update(&mut conn)?;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &reports {
+        *counts.entry(r.status.to_string()).or_default() += 1;
+        *counts.entry("functions".into()).or_default() += r.functions as u64;
+        *counts.entry("edges".into()).or_default() += r.edges as u64;
+        if let Some(reason) = &r.reason {
+            io.warn(format!("{}: {reason}", r.path));
+        }
+        io.record(r)?;
+    }
+    counts.insert("files".into(), reports.len() as u64);
+    io.summary(counts, start)?;
+    Ok(if reports.is_empty() {
+        Outcome::NothingFound
     } else {
-        std::fs::read(path)
-    }
-}
-
-fn is_python(p: &Path) -> bool {
-    matches!(p.extension().and_then(|e| e.to_str()), Some("py" | "pyi"))
-}
-
-/// Directories a developer never wants parsed, whatever .gitignore says.
-fn skipped_dir(p: &Path) -> bool {
-    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    matches!(
-        name,
-        "__pycache__"
-            | ".venv"
-            | "venv"
-            | "site-packages"
-            | ".tox"
-            | ".nox"
-            | "node_modules"
-            | ".git"
-    ) || p.join("pyvenv.cfg").is_file()
-}
-
-/// The inputs expanded: every Python file (`-` for stdin), the count of other files skipped,
-/// and the walk's errors as (root, error).
-struct Inputs {
-    files: Vec<PathBuf>,
-    skipped: u64,
-    errors: Vec<(String, String)>,
-}
-
-fn inputs(args: &Args) -> Result<Inputs> {
-    let mut roots = args.files.clone();
-    if let Some(list) = &args.paths_from {
-        let text = read(list).map_err(|e| Error::input(list.display().to_string(), None, e))?;
-        roots.extend(
-            String::from_utf8_lossy(&text)
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(PathBuf::from),
-        );
-    }
-    let mut files = Vec::new();
-    let mut skipped = 0;
-    let mut errors = Vec::new();
-    for root in roots {
-        if root == Path::new("-") || !root.is_dir() {
-            if root == Path::new("-") || is_python(&root) {
-                files.push(root);
-            } else {
-                skipped += 1;
-            }
-            continue;
-        }
-        let walk = ignore::WalkBuilder::new(&root)
-            .follow_links(true)
-            .filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && skipped_dir(e.path())))
-            .build();
-        let mut found = Vec::new();
-        for entry in walk {
-            match entry {
-                Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
-                    if is_python(e.path()) {
-                        found.push(e.into_path());
-                    } else {
-                        skipped += 1;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => errors.push((root.display().to_string(), e.to_string())),
-            }
-        }
-        found.sort();
-        files.extend(found);
-    }
-    Ok(Inputs {
-        files,
-        skipped,
-        errors,
+        Outcome::Ok
     })
-}
-
-fn snapshot_of(path: &Path, stdin_name: &str) -> Snapshot {
-    let name = if path == Path::new("-") {
-        stdin_name.to_string()
-    } else {
-        let p = path.display().to_string();
-        p.strip_prefix("./").map(str::to_string).unwrap_or(p)
-    };
-    match read(path) {
-        Ok(bytes) => ast::snapshot(&name, &bytes),
-        Err(e) => Snapshot {
-            path: name,
-            parse_error: Some(format!("cannot read: {e}")),
-            ..Snapshot::default()
-        },
-    }
-}
-
-/// Module names from the directories' `__init__.py` files.
-fn modules(snaps: &[Snapshot]) -> Vec<String> {
-    snaps
-        .iter()
-        .map(|s| project::module_name(&s.path, |d| Path::new(d).join("__init__.py").is_file()))
-        .collect()
 }
 
 fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
-    let Inputs {
-        files,
-        skipped,
-        errors: walk_errors,
-    } = inputs(args)?;
-    let stdin_name = args.path.as_str();
-    let mut snaps: Vec<Snapshot> = files
-        .par_iter()
-        .map(|p| snapshot_of(p, stdin_name))
-        .collect();
-    let modules = modules(&snaps);
-    project::link(&mut snaps, &modules);
-    let mut errors = walk_errors.len() as u64;
-    for (root, e) in &walk_errors {
+    let inputs = files::inputs(args.files.clone(), args.paths_from.as_deref())?;
+    let parsed = files::parse(inputs, &args.path);
+    for (root, e) in &parsed.walk_errors {
         io.warn(format!("{root}: {e}"));
     }
-    for s in &snaps {
+    let snaps = &parsed.snaps;
+    for s in snaps {
         if let Some(e) = &s.parse_error {
-            errors += 1;
             io.warn(format!("{}: {e}", s.path));
         }
     }
@@ -303,23 +164,13 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
         io.out
             .write_all(mermaid::flowchart(&diffs, &refs, true).as_bytes())?;
     } else if matches!(io.format(), Format::Jsonl | Format::Json) {
-        for (s, m) in snaps.iter().zip(&modules) {
+        for (s, m) in snaps.iter().zip(&parsed.modules) {
             for f in &s.functions {
-                io.record(&FunctionRecord {
-                    r#type: "function",
-                    v: 1,
-                    path: &s.path,
-                    function: f,
-                })?;
+                io.record(&FunctionRecord::new(&s.path, f))?;
             }
             if args.calls {
                 for c in &s.calls {
-                    io.record(&EdgeRecord {
-                        r#type: "edge",
-                        v: 1,
-                        path: &s.path,
-                        call: c,
-                    })?;
+                    io.record(&EdgeRecord::new(&s.path, c))?;
                 }
             }
             io.record(&file_record(s, m))?;
@@ -327,14 +178,7 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     } else {
         let rows: Vec<FunctionRecord> = snaps
             .iter()
-            .flat_map(|s| {
-                s.functions.iter().map(|f| FunctionRecord {
-                    r#type: "function",
-                    v: 1,
-                    path: &s.path,
-                    function: f,
-                })
-            })
+            .flat_map(|s| s.functions.iter().map(|f| FunctionRecord::new(&s.path, f)))
             .collect();
         io.listing(
             &rows,
@@ -343,33 +187,13 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
         if args.calls {
             let edges: Vec<EdgeRecord> = snaps
                 .iter()
-                .flat_map(|s| {
-                    s.calls.iter().map(|c| EdgeRecord {
-                        r#type: "edge",
-                        v: 1,
-                        path: &s.path,
-                        call: c,
-                    })
-                })
+                .flat_map(|s| s.calls.iter().map(|c| EdgeRecord::new(&s.path, c)))
                 .collect();
             io.listing(&edges, &["path", "line", "caller", "resolution", "target"])?;
         }
     }
-    let mut counts = BTreeMap::new();
-    counts.insert("files".into(), snaps.len() as u64);
-    counts.insert(
-        "functions".into(),
-        snaps.iter().map(|s| s.functions.len() as u64).sum(),
-    );
-    counts.insert(
-        "edges".into(),
-        snaps.iter().map(|s| s.calls.len() as u64).sum(),
-    );
-    counts.insert("errors".into(), errors);
-    counts.insert("skipped_non_python".into(), skipped);
-    counts.insert("bytes".into(), snaps.iter().map(|s| s.bytes).sum());
     if !args.mermaid {
-        io.summary(counts, start)?;
+        io.summary(parsed.counts(), start)?;
     }
     Ok(if snaps.is_empty() {
         Outcome::NothingFound
@@ -378,41 +202,9 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     })
 }
 
-fn file_record<'a>(s: &'a Snapshot, module: &'a str) -> FileRecord<'a> {
-    FileRecord {
-        r#type: "file",
-        v: 1,
-        path: &s.path,
-        module,
-        functions: s.functions.len(),
-        calls: s.calls.len(),
-        imports: s
-            .imports
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect(),
-        lines: s.lines,
-        bytes: s.bytes,
-        parse_error: s.parse_error.as_deref(),
-    }
-}
-
 fn diff(args: &Args, old: &Path, new: &Path, io: &mut Io) -> Result<Outcome> {
-    let load = |p: &Path| -> Result<Snapshot> {
-        let bytes = read(p).map_err(|e| Error::input(p.display().to_string(), None, e))?;
-        let name = if p == Path::new("-") {
-            args.path.clone()
-        } else {
-            p.display().to_string()
-        };
-        let s = ast::snapshot(&name, &bytes);
-        if let Some(e) = &s.parse_error {
-            return Err(Error::input(name, None, e));
-        }
-        Ok(s)
-    };
-    let old_s = load(old)?;
-    let mut new_s = load(new)?;
+    let old_s = files::load(old, &args.path)?;
+    let mut new_s = files::load(new, &args.path)?;
     // The diff is of one file: the new path names it.
     let diffs = ast::diff(Some(&old_s), &new_s);
     new_s.path = diffs.first().map_or(new_s.path.clone(), |d| d.path.clone());

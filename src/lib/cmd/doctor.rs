@@ -3,14 +3,13 @@
 //! left nothing back in the queue, embeds what lacks a vector, rebuilds indexes that differ
 //! from the database, re-registers hooks whose programs went missing, then runs the pipeline.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde::Serialize;
 
 use crate::cli::{Io, Outcome};
 use crate::config::{self, Config};
-use crate::{Error, Result, store};
+use crate::{Result, store, tools};
 
 #[derive(Debug, Serialize)]
 pub struct Check {
@@ -39,37 +38,6 @@ fn check(name: &'static str, ok: bool, detail: String, fix: &str) -> Check {
     }
 }
 
-/// The directory of the running `mem`, where its sibling tools are.
-fn bin_dir() -> Result<PathBuf> {
-    std::env::current_exe()?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| Error::other("cannot tell where mem runs from"))
-}
-
-/// Runs a sibling tool quietly; its stderr is kept for the report.
-fn tool(name: &str, args: &[&str]) -> Result<std::result::Result<(), String>> {
-    let out = Command::new(bin_dir()?.join(name))
-        .args(args)
-        .arg("-q")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| Error::other(format!("cannot run {name}: {e}")))?;
-    Ok(if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    })
-}
-
-/// Captures in error that no observation came from: their compression left nothing.
-const ORPHAN_ERRORS: &str = "FROM pending_queue q WHERE q.status = 'error'
-     AND NOT EXISTS (SELECT 1 FROM observation_sources s WHERE s.queue_id = q.id)";
-
 fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<Check>> {
     let mut out = Vec::new();
     let spool = memkit_capture::spool::Spool::new(home);
@@ -84,9 +52,7 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         format!("{spooled} events a hook could not store yet"),
         "mem doctor --fix (stores them now)",
     ));
-    let orphans: i64 = conn.query_row(&format!("SELECT count(*) {ORPHAN_ERRORS}"), [], |r| {
-        r.get(0)
-    })?;
+    let orphans = store::queue::orphan_errors(conn)?;
     out.push(check(
         "queue",
         orphans == 0,
@@ -125,7 +91,7 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         },
         "mem-index --rebuild",
     ));
-    let hooks = super::status::hooks();
+    let hooks = crate::install::hooks::registered();
     let broken: Vec<String> = hooks
         .iter()
         .filter(|h| !h.missing.is_empty())
@@ -150,6 +116,25 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         },
         "mem-install (from where memkit is installed now)",
     ));
+    let root = crate::project::current_dir().map(|d| crate::project::identify(&d).root);
+    let mcp = memkit_mcp::register::registrations(&config::home(), root.as_deref().map(Path::new));
+    let broken: Vec<String> = mcp
+        .iter()
+        .filter(|r| !r.exists)
+        .map(|r| format!("{} runs {}", r.file.display(), r.command))
+        .collect();
+    out.push(check(
+        "mcp",
+        broken.is_empty(),
+        match mcp.first() {
+            _ if !broken.is_empty() => format!("{} (missing program)", broken.join("; ")),
+            Some(r) => format!("mem-mcp registered in {}", r.file.display()),
+            None => {
+                "mem-mcp is not registered for Claude Code (optional: mem-install --mcp)".into()
+            }
+        },
+        "mem-install --mcp (from where memkit is installed now)",
+    ));
     Ok(out)
 }
 
@@ -166,36 +151,36 @@ fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), S
         }
         "queue" => {
             let conn = store::open(&cfg.db_path())?;
-            conn.execute(
-                &format!(
-                    "UPDATE pending_queue SET status = 'raw', attempts = 0, next_attempt_at = NULL
-                     WHERE id IN (SELECT q.id {ORPHAN_ERRORS})"
-                ),
-                [],
-            )?;
+            store::queue::requeue_orphan_errors(&conn)?;
             Ok(Ok(()))
         }
-        "embeddings" => Ok(tool("mem-embed", &[])?.and(tool("mem-index", &[])?)),
-        "indexes" => tool("mem-index", &["--rebuild"]),
+        "embeddings" => {
+            Ok(tools::run_quietly("mem-embed", &[])?.and(tools::run_quietly("mem-index", &[])?))
+        }
+        "indexes" => tools::run_quietly("mem-index", &["--rebuild"]),
         "hooks" => {
-            let bin = bin_dir()?.display().to_string();
+            let bin = tools::bin_dir()?.display().to_string();
             let mut res = Ok(());
-            let hooks = super::status::hooks();
-            let targets: Vec<&super::status::Hooks> = hooks
+            let hooks = crate::install::hooks::registered();
+            let targets: Vec<&crate::install::hooks::Hooks> = hooks
                 .iter()
                 .filter(|h| !h.missing.is_empty() || !h.absent.is_empty())
                 .collect();
             if targets.is_empty() {
                 // Nothing registered at all: the user's settings.
-                return tool("mem-install", &["--bin-dir", &bin]);
+                return tools::run_quietly("mem-install", &["--bin-dir", &bin]);
             }
             for h in targets {
-                res = res.and(tool(
+                res = res.and(tools::run_quietly(
                     "mem-install",
                     &["--settings", &h.file, "--bin-dir", &bin],
                 )?);
             }
             Ok(res)
+        }
+        "mcp" => {
+            let bin = tools::bin_dir()?.display().to_string();
+            tools::run_quietly("mem-install", &["--mcp", "--no-docs", "--bin-dir", &bin])
         }
         _ => Ok(Ok(())),
     }
@@ -220,7 +205,7 @@ pub fn run(fix_them: bool, io: &mut Io) -> Result<Outcome> {
             }
         }
         // What was queued or stored is compressed, embedded and indexed now.
-        if let Err(e) = tool("mem", &["pipeline"])? {
+        if let Err(e) = tools::run_quietly("mem", &["pipeline"])? {
             io.warn(e);
         }
         let conn = store::open(&db)?;

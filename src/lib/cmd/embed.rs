@@ -10,8 +10,10 @@ use serde_json::Value;
 
 use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
+use crate::embed::install::Said;
 use crate::embed::{self, Embedder};
 use crate::record::Summary;
+use crate::render;
 use crate::{Error, Result, store};
 
 pub const TOOL: super::Tool = super::Tool {
@@ -89,7 +91,19 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     };
     // Read after the model is loaded: checked before that wait.
     cfg.get_num::<u32>("embed_cache_days")?;
-    let resolve = |io: &Io| model_dir(io, &cfg, model.as_deref());
+    let resolve = |io: &Io| {
+        render::with_download_progress(io, |p| {
+            embed::install::model_dir(
+                &cfg,
+                model.as_deref(),
+                &mut |said| match said {
+                    Said::Info(m) => io.info(m),
+                    Said::Warn(m) => io.warn(m),
+                },
+                p,
+            )
+        })
+    };
     match &args.input {
         Some(p) => filter(io, p, resolve, dim, args.query.as_deref()),
         None => {
@@ -97,79 +111,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             database(io, &cfg, &dir, dim)
         }
     }
-}
-
-/// The directory of model `spec` (None: the default model). A model that can be installed by
-/// name but is not is installed on this first use (MEM_AUTO_INSTALL=0: not). Without a
-/// configured model, a default model that cannot be had gives way to minilm-l6 when that is
-/// installed.
-fn model_dir(io: &Io, cfg: &Config, spec: Option<&str>) -> Result<PathBuf> {
-    let name = spec.unwrap_or(embed::DEFAULT_MODEL);
-    let mut err = match embed::resolve_model(name) {
-        Ok(dir) => return Ok(dir),
-        Err(e) => e,
-    };
-    let auto = cfg.get_on("auto_install");
-    let models = config::models_dir();
-    if auto && let Some(pkg) = embed::install::find(&models, name)? {
-        io.info(format!(
-            "installing {name} on its first use (MEM_AUTO_INSTALL=0 turns this off)"
-        ));
-        let endpoint = embed::install::endpoint();
-        match with_progress(io, |p| {
-            embed::install::first_use(&pkg, &endpoint, &models, p)
-        }) {
-            Ok(dir) => {
-                io.info(format!("installed {name} in {}", dir.display()));
-                return Ok(dir);
-            }
-            Err(e) => err = e,
-        }
-    }
-    if spec.is_none()
-        && let Ok(dir) = embed::resolve_model(embed::FALLBACK_MODEL)
-    {
-        // An install's error names the model already.
-        let why = if auto {
-            err.to_string()
-        } else {
-            format!("{name} is not installed")
-        };
-        io.warn(format!("{why}; using {}", embed::FALLBACK_MODEL));
-        return Ok(dir);
-    }
-    Err(err)
-}
-
-/// A progress bar with `template`, on a terminal only.
-fn progress_bar(io: &Io, template: &str) -> Option<indicatif::ProgressBar> {
-    (io.stderr_tty && !io.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(template)
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    })
-}
-
-/// Runs a download with a progress bar on a terminal.
-fn with_progress<T>(io: &Io, f: impl FnOnce(embed::install::Progress) -> Result<T>) -> Result<T> {
-    let bar = progress_bar(
-        io,
-        "mem-embed {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-    );
-    let r = f(&mut |file, done, total| {
-        if let Some(b) = &bar {
-            b.set_message(file.to_string());
-            b.set_length(total.unwrap_or(done));
-            b.set_position(done);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    r
 }
 
 /// Records embedded per model call in filter mode: enough to batch well, few enough that a
@@ -193,7 +134,7 @@ fn filter(
         let next = input.next(io)?;
         let end = next.is_none();
         if let Some((no, v)) = next {
-            let text = record_text(&v);
+            let text = embed::record_text(&v);
             match &text {
                 Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
                 None if v.get("type").is_none() => {
@@ -208,28 +149,14 @@ fn filter(
         if chunk.iter().any(|(_, t)| t.is_some()) {
             if model.is_none() {
                 let dir = model_dir.take().expect("the model is loaded once")(io)?;
-                let manifest = embed::Manifest::load(&dir)?;
-                let prefix = match query {
-                    Some(k) => manifest.query_prefix(Some(k)).to_string(),
-                    None => manifest.document_prefix.clone(),
-                };
                 // A full chunk means more may follow: load for a batch.
-                let opts = if end {
-                    embed::LoadOptions::for_texts(
-                        &texts_of(&chunk, &prefix)
-                            .iter()
-                            .map(String::as_str)
-                            .collect::<Vec<_>>(),
-                    )
-                } else {
-                    embed::LoadOptions::batch()
-                };
-                let e = Embedder::load_with(&dir, dim, opts)?;
+                let last = end.then_some(chunk.as_slice());
+                let (e, prefix) = embed::load_for_filter(&dir, dim, query, last)?;
                 io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
                 model = Some((e, prefix));
             }
             let (e, prefix) = model.as_mut().expect("loaded above");
-            let texts = texts_of(&chunk, prefix);
+            let texts = embed::texts_of(&chunk, prefix);
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let started = Instant::now();
             let mut vecs = e.embed(&refs)?.into_iter();
@@ -252,48 +179,10 @@ fn filter(
         }
     }
     if let Some((e, _)) = &model {
-        io.info(throughput(embedded, e.tokens_embedded(), embedding));
+        io.info(render::throughput(embedded, e.tokens_embedded(), embedding));
     }
     input.finish()?;
     Ok(Outcome::Ok)
-}
-
-/// The texts of a chunk's records that have one, with the model's prefix.
-fn texts_of(chunk: &[(Value, Option<String>)], prefix: &str) -> Vec<String> {
-    chunk
-        .iter()
-        .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
-        .collect()
-}
-
-/// The text of a filter record: its "text", or an observation's title, summary, detail, facts
-/// and concepts; None for other typed records.
-fn record_text(v: &Value) -> Option<String> {
-    if let Some(t) = v.get("text") {
-        return Some(t.as_str().map(str::to_string).unwrap_or_default());
-    }
-    if v.get("type").and_then(Value::as_str) == Some("observation") {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let list = |k: &str| -> Vec<String> {
-            v.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let detail = s("detail");
-        return Some(embed::observation_text(
-            &s("title"),
-            &s("summary"),
-            Some(&detail),
-            &list("facts"),
-            &list("concepts"),
-        ));
-    }
-    None
 }
 
 fn database(
@@ -304,7 +193,7 @@ fn database(
 ) -> Result<Outcome> {
     let started = Instant::now();
     let mut conn = store::open(&cfg.db_path())?;
-    let bar = progress_bar(io, "mem-embed {bar:30} {pos}/{len} {eta}");
+    let bar = render::progress_bar(io, "mem-embed {bar:30} {pos}/{len} {eta}");
     let cache_days = cfg
         .get_num("embed_cache_days")?
         .unwrap_or(embed::store::CACHE_DAYS);
@@ -326,31 +215,15 @@ fn database(
     if let Some(load) = &run.load {
         io.info(format!("model {}: {load}", dir.display()));
         let embedding = started.elapsed().saturating_sub(load.total);
-        io.info(throughput(run.embedded, run.tokens, embedding));
+        io.info(render::throughput(run.embedded, run.tokens, embedding));
     }
-    let mut counts = BTreeMap::new();
-    counts.insert("pending".into(), run.pending as u64);
-    counts.insert("up_to_date".into(), run.up_to_date as u64);
-    counts.insert("embedded".into(), run.embedded as u64);
-    counts.insert("cache_hits".into(), run.cache_hits as u64);
-    counts.insert("removed".into(), run.removed as u64);
-    counts.insert("pruned".into(), run.pruned as u64);
     io.record(&Summary {
         v: 1,
         tool: "mem-embed".into(),
-        counts,
+        counts: run.counts(),
         elapsed_ms: started.elapsed().as_millis() as u64,
     })?;
     Ok(Outcome::Ok)
-}
-
-fn throughput(texts: usize, tokens: usize, took: std::time::Duration) -> String {
-    let s = took.as_secs_f64().max(1e-9);
-    format!(
-        "embedded {texts} texts ({tokens} tokens) in {:.0} ms: {:.0} tokens/s",
-        s * 1000.0,
-        tokens as f64 / s
-    )
 }
 
 fn install(io: &mut Io, name: &str) -> Result<Outcome> {
@@ -363,7 +236,9 @@ fn install(io: &mut Io, name: &str) -> Result<Outcome> {
         ))
     })?;
     let endpoint = embed::install::endpoint();
-    let dir = with_progress(io, |p| embed::install::install(&pkg, &endpoint, &models, p))?;
+    let dir = render::with_download_progress(io, |p| {
+        embed::install::install(&pkg, &endpoint, &models, p)
+    })?;
     io.info(format!("installed {name} in {}", dir.display()));
     // The first load builds the persistent model cache, so the next process starts fast.
     match Embedder::load(&dir, None) {

@@ -118,3 +118,25 @@ pub fn completion(tool: &Tool, shell: clap_complete::Shell) -> Vec<u8> {
     clap_complete::generate(shell, &mut (tool.command)(), tool.name, &mut out);
     out
 }
+
+/// `mem help`: the tools `installed` says are there, each with its one-line description.
+pub fn listing(installed: impl Fn(&str) -> bool) -> String {
+    let rows: Vec<Vec<String>> = crate::cmd::ALL
+        .iter()
+        .filter(|t| t.name != "mem" && installed(t.name))
+        .map(|t| {
+            let about = (t.command)()
+                .get_about()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            vec![t.name.trim_start_matches("mem-").to_string(), about]
+        })
+        .collect();
+    let mut text = String::from("usage: mem TOOL [ARGS…]   (runs mem-TOOL)\n\ntools:\n");
+    for r in &rows {
+        text += &format!("  {:<10} {}\n", r[0], r[1]);
+    }
+    text += "\nalso: mem help TOOL · mem version · mem completions SHELL · man mem-TOOL\n";
+    text += "upkeep: mem pipeline [--detach] · mem backup FILE · mem forget … · mem prune\n";
+    text
+}

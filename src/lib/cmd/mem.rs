@@ -1,14 +1,13 @@
 //! mem: the git-style front. `mem search q` runs `mem-search q`.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
-use crate::pipeline::{self, Ran};
-use crate::{Context, Error, Result, store};
+use crate::{Error, Result, store};
+use crate::{pipeline, tools};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem",
@@ -148,42 +147,10 @@ pub struct PipelineArgs {
     pub detached: bool,
 }
 
-/// Where a tool's binary is: beside this executable, else on PATH.
-fn locate(name: &str) -> Option<PathBuf> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(name)));
-    if let Some(p) = beside.filter(|p| p.is_file()) {
-        return Some(p);
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match args.cmd {
         None | Some(Cmd::Help { tool: None }) => {
-            let rows: Vec<Vec<String>> = super::ALL
-                .iter()
-                .filter(|t| t.name != "mem" && locate(t.name).is_some())
-                .map(|t| {
-                    let about = (t.command)()
-                        .get_about()
-                        .map(|a| a.to_string())
-                        .unwrap_or_default();
-                    vec![t.name.trim_start_matches("mem-").to_string(), about]
-                })
-                .collect();
-            let mut text = String::from("usage: mem TOOL [ARGS…]   (runs mem-TOOL)\n\ntools:\n");
-            for r in &rows {
-                text += &format!("  {:<10} {}\n", r[0], r[1]);
-            }
-            text += "\nalso: mem help TOOL · mem version · mem completions SHELL · man mem-TOOL\n";
-            text +=
-                "upkeep: mem pipeline [--detach] · mem backup FILE · mem forget … · mem prune\n";
+            let text = super::man::listing(|name| tools::locate(name).is_some());
             std::io::Write::write_all(&mut io.out, text.as_bytes())?;
             Ok(Outcome::Ok)
         }
@@ -196,7 +163,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             std::io::Write::write_all(&mut io.out, help.as_bytes())?;
             Ok(Outcome::Ok)
         }
-        Some(Cmd::Help { tool: Some(t) }) => exec(
+        Some(Cmd::Help { tool: Some(t) }) => tools::exec(
             &format!("mem-{}", t.trim_start_matches("mem-")),
             &["--help".into()],
         ),
@@ -217,43 +184,20 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(Cmd::Doctor { fix }) => super::doctor::run(fix, io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
         Some(Cmd::GenMan { dir }) => {
-            write_man_pages(&dir)?;
+            crate::install::docs::write_man_pages(&dir)?;
             Ok(Outcome::Ok)
         }
         Some(Cmd::External(argv)) => {
             let (tool, rest) = argv
                 .split_first()
                 .ok_or_else(|| Error::Usage("no tool given".into()))?;
-            exec(&format!("mem-{tool}"), rest)
+            tools::exec(&format!("mem-{tool}"), rest)
         }
     }
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
 const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor"];
-
-/// The path this binary was started by, made absolute, when it was started by a path rather
-/// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory
-/// of links to the tools is where the other tools are.
-fn invoked_path() -> Option<PathBuf> {
-    let p = PathBuf::from(std::env::args_os().next()?);
-    (p.components().count() > 1)
-        .then(|| std::path::absolute(&p).ok())
-        .flatten()
-}
-
-/// Where the pipeline looks for its stages before PATH: the directory mem was run from (else
-/// the one it is in), then MEM_BIN_DIR.
-fn tool_dirs(home: &Path) -> Vec<PathBuf> {
-    let beside = invoked_path()
-        .or_else(|| std::env::current_exe().ok())
-        .and_then(|p| p.parent().map(Path::to_path_buf));
-    let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
-    beside
-        .into_iter()
-        .chain(cfg.get("bin_dir").map(PathBuf::from))
-        .collect()
-}
 
 fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
     if config::disabled() {
@@ -263,61 +207,27 @@ fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
     if args.detach {
         // What the Stop hook runs: like every hook it never fails Claude Code; a run that
         // cannot start is logged and the next Stop tries again.
-        let started = std::env::current_exe()
-            .map_err(Error::from)
-            .and_then(|exe| {
-                let arg0 = invoked_path().unwrap_or_else(|| PathBuf::from("mem"));
-                pipeline::detach(&home, &exe, arg0.as_os_str(), &["pipeline", "--detached"])
-            });
-        if let Err(e) = started {
-            let msg = format!("cannot start a detached run: {e}");
-            pipeline::log(
-                &home,
-                &format!("mem pipeline[{}]", std::process::id()),
-                &msg,
-            );
+        if let Err(msg) = pipeline::start_detached(&home) {
             io.warn(msg);
         }
         return Ok(Outcome::Ok);
     }
-    let who = format!("mem pipeline[{}]", std::process::id());
     // The detached run's stderr is the log itself: it writes each line once, there.
     let echo = !args.detached && !io.quiet;
-    let mut report = |line: &str| {
-        pipeline::log(&home, &who, line);
+    let prog = io.prog;
+    match pipeline::run_here(&home, &mut |line| {
         if echo {
-            eprintln!("{}: pipeline: {line}", io.prog);
+            eprintln!("{prog}: pipeline: {line}");
         }
-    };
-    let ran =
-        pipeline::stages(&tool_dirs(&home)).and_then(|s| pipeline::run(&home, &s, &mut report));
-    let err = match ran {
-        Ok(Ran::Busy) => {
+    }) {
+        Ok(true) => Ok(Outcome::Ok),
+        Ok(false) => {
             io.info("another run holds the lock and takes what is pending");
-            return Ok(Outcome::Ok);
+            Ok(Outcome::Ok)
         }
-        Ok(Ran::Done { failed, .. }) if failed.is_empty() => return Ok(Outcome::Ok),
-        Ok(Ran::Done { failed, .. }) => {
-            let names: Vec<String> = failed
-                .iter()
-                .map(|(n, why)| format!("{n} ({why})"))
-                .collect();
-            Error::other(format!(
-                "failed: {}; see {}",
-                names.join(", "),
-                pipeline::log_path(&home).display()
-            ))
-        }
-        Err(e) => {
-            pipeline::log(&home, &who, &format!("error: {e}"));
-            e
-        }
-    };
-    // Nobody waits for a detached run's status: the log has said it all.
-    if args.detached {
-        Ok(Outcome::Ok)
-    } else {
-        Err(err)
+        // Nobody waits for a detached run's status: the log has said it all.
+        Err(_) if args.detached => Ok(Outcome::Ok),
+        Err(e) => Err(e),
     }
 }
 
@@ -332,30 +242,4 @@ fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
         eprintln!("{}: backup: {} ({bytes} bytes)", io.prog, file.display());
     }
     Ok(Outcome::Ok)
-}
-
-pub fn write_man_pages(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)
-        .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
-    for t in super::ALL {
-        let path = dir.join(format!("{}.1", t.name));
-        let writing = || format!("cannot write {}", path.display());
-        std::fs::write(&path, super::man::render(t)).map_err_context(writing)?;
-        // Documentation is for everyone, whatever the private umask of memkit's tools.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-            .map_err_context(writing)?;
-    }
-    Ok(())
-}
-
-fn exec(name: &str, args: &[String]) -> Result<Outcome> {
-    let Some(path) = locate(name) else {
-        return Err(Error::Usage(format!(
-            "unknown tool '{}': `mem help` lists the installed ones",
-            name.trim_start_matches("mem-")
-        )));
-    };
-    let err = std::process::Command::new(path).args(args).exec();
-    Err(Error::Other(format!("cannot run {name}: {err}")))
 }

@@ -20,6 +20,7 @@ pub mod status;
 
 pub use crate::cli::Tool;
 pub use memkit_capture::tool as capture;
+pub use memkit_mcp::tool as mcp;
 
 /// Every tool that works, in the order `mem help` lists them.
 pub const ALL: &[Tool] = &[
@@ -33,6 +34,7 @@ pub const ALL: &[Tool] = &[
     ast::TOOL,
     learn::TOOL,
     report::TOOL,
+    mcp::TOOL,
     eval::TOOL,
     prune::TOOL,
     install::TOOL,

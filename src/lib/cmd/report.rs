@@ -2,7 +2,6 @@
 //! a file, the projects and sessions known, and any memory in full by its id (`o17`, `s4`, `l3`:
 //! what the context block, mem-search and mem-learn print).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use clap::{CommandFactory, Parser};
@@ -10,10 +9,9 @@ use clap::{CommandFactory, Parser};
 use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::ids::{self, Id};
-use crate::record::Observation;
-use crate::store::report::{self as rep, Scope, SessionRow};
-use crate::store::{self, learnings, observations, projects};
-use crate::{Error, Result};
+use crate::store::report::{self as rep, Scope};
+use crate::store::{self, projects};
+use crate::{Error, Result, report};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-report",
@@ -152,14 +150,14 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     };
     let md = !matches!(io.format(), Format::Jsonl | Format::Json);
     let found = if !wanted.is_empty() {
-        show_ids(&conn, &wanted, io, md)?
+        report::show_ids(&conn, &wanted, io, md)?
     } else if args.mermaid {
         return diagram(&conn, &args, io);
     } else if let Some(file) = &args.file {
-        file_report(&conn, file, &scope_roots(&conn, &args)?, io, md)?
+        report::file_report(&conn, file, &scope_roots(&conn, &args)?, io, md)?
     } else if let Some(s) = &args.session {
         let id = store::sessions::id_of(&conn, s)?;
-        let shown = show_session(&conn, &id, io, md)?;
+        let shown = report::show_session(&conn, &id, io, md)?;
         if !shown {
             io.warn(format!("no session {s}"));
         }
@@ -204,7 +202,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             )?;
             !rows.is_empty()
         } else {
-            days_report(&conn, &scope, args.days.unwrap_or(7), &roots, io, md)?
+            report::days_report(&conn, &scope, args.days.unwrap_or(7), &roots, io, md)?
         }
     };
     Ok(if found {
@@ -229,410 +227,6 @@ fn scope_roots(conn: &rusqlite::Connection, args: &Args) -> Result<Option<Vec<St
     Ok(rep::known(conn, &root)?.then(|| vec![root]))
 }
 
-/// Each id in full; false when none exists.
-fn show_ids(conn: &rusqlite::Connection, wanted: &[Id], io: &mut Io, md: bool) -> Result<bool> {
-    let mut found = false;
-    for id in wanted {
-        let shown = match *id {
-            Id::Obs(n) => match observations::get(conn, n)? {
-                Some(o) => {
-                    write_obs(&o, io, md)?;
-                    true
-                }
-                None => false,
-            },
-            Id::Session(n) => match store::sessions::id_at(conn, n)? {
-                Some(sid) => show_session(conn, &sid, io, md)?,
-                None => false,
-            },
-            Id::Learning(n) => match learnings::get(conn, n)? {
-                Some(l) if md => {
-                    io.out.write_all(learning_markdown(&l).as_bytes())?;
-                    true
-                }
-                Some(l) => {
-                    io.record(&l)?;
-                    true
-                }
-                None => false,
-            },
-        };
-        if !shown {
-            io.warn(format!("no {} {id}", kind_of(id)));
-        }
-        found |= shown;
-    }
-    Ok(found)
-}
-
-fn kind_of(id: &Id) -> &'static str {
-    match id {
-        Id::Obs(_) => "observation",
-        Id::Session(_) => "session",
-        Id::Learning(_) => "learning",
-    }
-}
-
-fn write_obs(o: &Observation, io: &mut Io, md: bool) -> Result<()> {
-    if md {
-        io.out.write_all(markdown(o).as_bytes())?;
-        Ok(())
-    } else {
-        io.record(o)
-    }
-}
-
-/// A session and its observations; false when it is not stored.
-fn show_session(conn: &rusqlite::Connection, id: &str, io: &mut Io, md: bool) -> Result<bool> {
-    let Some(s) = rep::session(conn, id)? else {
-        return Ok(false);
-    };
-    let obs = observations::of_session(conn, id)?;
-    if md {
-        let mut text = session_heading(&s, "##");
-        for o in &obs {
-            text.push_str(&obs_line(o, s.project.as_deref()));
-        }
-        text.push('\n');
-        io.out.write_all(text.as_bytes())?;
-    } else {
-        io.record(&s)?;
-        for o in &obs {
-            io.record(o)?;
-        }
-    }
-    Ok(true)
-}
-
-/// `### s4 Title · project · 2026-11-25 14:02–15:30`, the summary, and the files it changed.
-fn session_heading(s: &SessionRow, level: &str) -> String {
-    let title = s
-        .title
-        .as_deref()
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or("(untitled session)");
-    let span = match (s.started_at.as_deref(), s.last_activity_at.as_deref()) {
-        (Some(a), Some(b)) if a.get(..10) == b.get(..10) => {
-            format!("{} {}–{}", &a[..10], clock(a), clock(b))
-        }
-        (Some(a), Some(b)) => format!("{} – {}", minute(a), minute(b)),
-        (a, b) => a.or(b).map(minute).unwrap_or_default(),
-    };
-    let mut meta = vec![
-        s.project_name
-            .clone()
-            .unwrap_or_else(|| "no project".into()),
-    ];
-    if !span.is_empty() {
-        meta.push(span);
-    }
-    if let Some(cwd) = &s.cwd {
-        meta.push(format!("started in {cwd}"));
-    }
-    let mut text = format!(
-        "{level} {} {} · {}\n\n",
-        s.handle,
-        crate::context::flatten(title),
-        meta.join(" · ")
-    );
-    if let Some(sum) = s.summary.as_deref().filter(|x| !x.trim().is_empty()) {
-        text.push_str(&format!("{}\n\n", sum.trim()));
-    }
-    if !s.files_modified.is_empty() {
-        let files: Vec<String> = s
-            .files_modified
-            .iter()
-            .map(|f| relative(f, s.project.as_deref()))
-            .collect();
-        text.push_str(&format!("Files modified: {}\n\n", files.join(", ")));
-    }
-    text
-}
-
-/// `- o17 bugfix Title · 2026-11-25 14:05 (files)`.
-fn obs_line(o: &Observation, root: Option<&str>) -> String {
-    let files: Vec<String> = o
-        .files_modified
-        .iter()
-        .map(|f| relative(f, root.or(o.project.as_deref())))
-        .collect();
-    let files = if files.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", files.join(", "))
-    };
-    format!(
-        "- {} {} {}{files} · {}\n",
-        ids::obs(o.id.unwrap_or_default()),
-        o.kind,
-        crate::context::flatten(&o.title),
-        o.created_at.as_deref().map(minute).unwrap_or_default()
-    )
-}
-
-/// A path relative to its project root when inside it.
-fn relative(path: &str, root: Option<&str>) -> String {
-    root.map_or(path, |r| crate::project::relative(path, r))
-        .to_string()
-}
-
-/// `2026-11-25 14:05` of a stored timestamp.
-fn minute(t: &str) -> String {
-    match (t.get(..10), t.get(11..16)) {
-        (Some(d), Some(h)) => format!("{d} {h}"),
-        _ => t.to_string(),
-    }
-}
-
-fn clock(t: &str) -> &str {
-    t.get(11..16).unwrap_or("")
-}
-
-/// The last days: sessions newest first with their observations, then the notes made
-/// outside any session.
-fn days_report(
-    conn: &rusqlite::Connection,
-    scope: &Scope,
-    days: u32,
-    roots: &Option<Vec<String>>,
-    io: &mut Io,
-    md: bool,
-) -> Result<bool> {
-    let sessions = rep::sessions(conn, scope, usize::MAX >> 1)?;
-    let obs = rep::observations(conn, scope)?;
-    let mut by_session: BTreeMap<&str, Vec<&Observation>> = sessions
-        .iter()
-        .map(|s| (s.session_id.as_str(), Vec::new()))
-        .collect();
-    let mut loose: Vec<&Observation> = Vec::new();
-    for o in &obs {
-        match o.session_id.as_deref().and_then(|s| by_session.get_mut(s)) {
-            Some(list) => list.push(o),
-            None => loose.push(o),
-        }
-    }
-    if sessions.is_empty() && loose.is_empty() {
-        return Ok(false);
-    }
-    if !md {
-        for s in &sessions {
-            io.record(s)?;
-            for o in by_session.get(s.session_id.as_str()).into_iter().flatten() {
-                io.record(*o)?;
-            }
-        }
-        for o in &loose {
-            io.record(*o)?;
-        }
-        return Ok(true);
-    }
-    let whom = match roots.as_deref() {
-        None => "every project".to_string(),
-        Some(rs) => rs
-            .iter()
-            .map(|r| crate::project::name_of(r))
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
-    let files: std::collections::BTreeSet<&String> =
-        obs.iter().flat_map(|o| &o.files_modified).collect();
-    let mut text = format!(
-        "# {whom}: the last {days} day{}\n\n{} session{}, {} observation{}, {} file{} modified.\n\n",
-        if days == 1 { "" } else { "s" },
-        sessions.len(),
-        plural(sessions.len()),
-        obs.len(),
-        plural(obs.len()),
-        files.len(),
-        plural(files.len()),
-    );
-    let mut day = "";
-    for s in &sessions {
-        let d = s
-            .last_activity_at
-            .as_deref()
-            .or(s.started_at.as_deref())
-            .and_then(|t| t.get(..10))
-            .unwrap_or("undated");
-        if d != day {
-            text.push_str(&format!("## {d}\n\n"));
-            day = d;
-        }
-        text.push_str(&session_heading(s, "###"));
-        for o in by_session.get(s.session_id.as_str()).into_iter().flatten() {
-            text.push_str(&obs_line(o, s.project.as_deref()));
-        }
-        text.push('\n');
-    }
-    if !loose.is_empty() {
-        text.push_str("## Notes and observations outside these sessions\n\n");
-        for o in loose.iter().rev() {
-            text.push_str(&obs_line(o, None));
-        }
-        text.push('\n');
-    }
-    io.out.write_all(text.as_bytes())?;
-    Ok(true)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-fn learning_markdown(l: &learnings::Learning) -> String {
-    let mut s = format!(
-        "## {} {}: {}\n{} · confidence {:.2} · seen {} time{} · {}\n\n",
-        ids::learning(l.id),
-        l.category,
-        crate::context::flatten(&l.content),
-        l.project
-            .as_deref()
-            .map_or_else(|| "every project".into(), crate::project::name_of),
-        l.confidence,
-        l.times_seen,
-        plural(l.times_seen as usize),
-        if l.is_manual {
-            "typed by hand"
-        } else {
-            "learned"
-        },
-    );
-    if let Some(e) = l.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
-        s.push_str(&format!("Evidence: {}\n\n", e.trim()));
-    }
-    if !l.source_sessions.is_empty() {
-        s.push_str(&format!(
-            "From sessions: {}\n\n",
-            l.source_sessions.join(", ")
-        ));
-    }
-    s
-}
-
-/// One observation as markdown.
-pub fn markdown(o: &Observation) -> String {
-    let mut s = format!(
-        "## {} {}: {}\n",
-        ids::obs(o.id.unwrap_or_default()),
-        o.kind,
-        o.title
-    );
-    let meta: Vec<String> = [
-        o.project.as_deref().map(crate::project::name_of),
-        o.session_id.as_ref().map(|x| format!("session {x}")),
-        o.created_at.clone(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    s.push_str(&format!("{}\n\n", meta.join(" · ")));
-    if !o.summary.trim().is_empty() {
-        s.push_str(&format!("{}\n\n", o.summary.trim()));
-    }
-    if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
-        s.push_str(&format!("{}\n\n", d.trim()));
-    }
-    for (label, list) in [
-        ("Facts", &o.facts),
-        ("Concepts", &o.concepts),
-        ("Tags", &o.tags),
-        ("Files modified", &o.files_modified),
-        ("Files read", &o.files_read),
-        ("Functions changed", &o.functions_changed),
-    ] {
-        if !list.is_empty() {
-            s.push_str(&format!("{label}:\n"));
-            for x in list {
-                s.push_str(&format!("- {x}\n"));
-            }
-        }
-    }
-    s.push('\n');
-    s
-}
-
-#[derive(serde::Serialize)]
-struct FunctionChange<'a> {
-    r#type: &'static str,
-    v: u32,
-    file_path: &'a str,
-    session_id: &'a str,
-    created_at: &'a str,
-    qualname: &'a str,
-    signature: &'a str,
-    change: &'a str,
-}
-
-/// --file: the observations that touched a file, then mem-ast's function changes in it.
-fn file_report(
-    conn: &rusqlite::Connection,
-    file: &str,
-    roots: &Option<Vec<String>>,
-    io: &mut Io,
-    md: bool,
-) -> Result<bool> {
-    let scope = Scope {
-        projects: roots.as_deref(),
-        ..Scope::default()
-    };
-    let obs = rep::touching(conn, file, &scope)?;
-    let rows = store::functions::history(conn, file)?;
-    let recs: Vec<FunctionChange> = rows
-        .iter()
-        .map(|r| FunctionChange {
-            r#type: "function_change",
-            v: 1,
-            file_path: &r.file_path,
-            session_id: &r.session_id,
-            created_at: &r.created_at,
-            qualname: &r.qualname,
-            signature: &r.signature,
-            change: &r.change,
-        })
-        .collect();
-    if obs.is_empty() && recs.is_empty() {
-        return Ok(false);
-    }
-    if !md {
-        for o in &obs {
-            io.record(o)?;
-        }
-        for r in &recs {
-            io.record(r)?;
-        }
-        return Ok(true);
-    }
-    let mut text = format!("# {file}\n\n");
-    let (changed, read): (Vec<&Observation>, Vec<&Observation>) = obs
-        .iter()
-        .partition(|o| o.files_modified.iter().any(|f| rep::same_file(f, file)));
-    for (label, list) in [("Changed by", &changed), ("Read by", &read)] {
-        if !list.is_empty() {
-            text.push_str(&format!("## {label}\n\n"));
-            for o in list {
-                text.push_str(&obs_line(o, None));
-            }
-            text.push('\n');
-        }
-    }
-    if !recs.is_empty() {
-        text.push_str("## Functions changed\n\n");
-        for r in &recs {
-            text.push_str(&format!(
-                "- {} {} {} ({}) · session {}\n",
-                minute(r.created_at),
-                r.change,
-                r.qualname,
-                r.signature,
-                r.session_id
-            ));
-        }
-        text.push('\n');
-    }
-    io.out.write_all(text.as_bytes())?;
-    Ok(true)
-}
-
 /// --mermaid: mem-ast's function map of a session as a flowchart.
 fn diagram(conn: &rusqlite::Connection, args: &Args, io: &mut Io) -> Result<Outcome> {
     let session = args
@@ -640,7 +234,7 @@ fn diagram(conn: &rusqlite::Connection, args: &Args, io: &mut Io) -> Result<Outc
         .as_deref()
         .map(|s| store::sessions::id_of(conn, s))
         .transpose()?;
-    match crate::codemap::diagram(conn, session.as_deref(), args.all)? {
+    match memkit_codemap::database::diagram(conn, session.as_deref(), args.all)? {
         Some(m) => {
             io.out.write_all(m.as_bytes())?;
             Ok(Outcome::Ok)

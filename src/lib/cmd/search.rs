@@ -1,19 +1,16 @@
 //! mem-search: hybrid search over observations and session summaries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, ValueEnum};
-use rusqlite::Connection;
-use serde::Deserialize;
-use serde_json::Value;
 
-use crate::cli::{Common, Input, Io, Outcome};
+use crate::cli::{self, Common, Io, Outcome};
 use crate::config::{self, Config};
-use crate::project;
-use crate::record::Hit;
-use crate::search::{self, Engine, Query, Searcher};
+use crate::search::{self, Engine, Here, Query, Searcher};
 use crate::store;
 use crate::{Error, Result};
+
+mod batch;
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-search",
@@ -44,31 +41,40 @@ pub const TOOL: super::Tool = super::Tool {
 };
 
 const DETAILS: &str = r#"
-Retrieval: BM25 candidates and vector candidates are fused with reciprocal rank fusion (k = 60) and
-re-ranked by score = relevance × w_relevance + lexical match × w_lexical + similarity × w_similarity + recency ×
-w_recency + type weight × w_type + file overlap × w_files + same project × w_project. relevance is
-the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or FTS5) score
-scaled by the best candidate's; similarity the cosine of the query's and the record's vectors;
+Retrieval: the best 100 BM25 candidates and the best 100 vector candidates (as many as --limit when
+it asks for more; so the first hits do not depend on the limit) are fused with reciprocal rank
+fusion (k = 60) and re-ranked by score = relevance × w_relevance + lexical match × w_lexical +
+similarity × w_similarity + recency × w_recency + type weight × w_type + file overlap × w_files +
+same project × w_project + time × w_time. The vector list's votes and the similarity are weighted
+per query by how far its best cosine clears the similarity floor (below): weight 0 within 0.03 of
+it, 1 from 0.08 above it, so a query the model places no better than made-up words (or a model that
+means nothing) cannot pull the lexical hits down (--explain shows vector_weight when below 1).
+relevance is the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or
+FTS5) score scaled by the best candidate's; similarity the cosine of the query's and the record's
+vectors; time 1 for a record that answers the time the query asks or names: made within the span it
+names ("yesterday", "last week", "last Tuesday", "3 days ago", "in March 2024", "in June", "in
+2023"), or, for a question asking when ("when", "what date", "how long"), saying a time itself;
 recency 0.5^(age/half-life), half-life 2 days; type weights decision 0.8, bugfix 0.7, discovery 0.6,
-learning 0.8, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files (default: the
-files changed in the current git working tree) the record touched. Every weight is configurable
-(MEM_SEARCH_WEIGHT_*, MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS, MEM_SEARCH_RRF_K).
---now TIME (MEM_NOW) ranks as of that moment, so a ranking can be reproduced. Learnings (mem-learn)
-are searched too, the active ones of the projects asked for: by their vectors and by a textbook BM25
-over their content, merged into the lexical list (--type learning for them alone).
+learning 0.8, feature 0.5, session 0.5, refactor 0.4, change 0.3; file overlap the share of --files
+(default: the files changed in the current git working tree) the record touched. Every weight is
+configurable (MEM_SEARCH_WEIGHT_* (w_time 0.3), MEM_SEARCH_HALF_LIFE_DAYS, MEM_SEARCH_TYPE_WEIGHTS,
+MEM_SEARCH_RRF_K). --now TIME (MEM_NOW) ranks as of that moment, so a ranking can be reproduced.
+Learnings (mem-learn) are searched too, the active ones of the projects asked for: by their vectors
+and by a textbook BM25 over their content, merged into the lexical list (--type learning for them
+alone).
 
 BM25 (tantivy) scores one searchable text per record (title, summary, detail, facts, concepts, tags,
 files), its words folded to ASCII, both English-stemmed and as written (a word matched as written
-counts in both), with k1 1.2 and b 0.75 (MEM_SEARCH_BM25_K1, MEM_SEARCH_BM25_B) and the idf of SQLite
-FTS5 (a word in half the records or more weighs next to nothing); the query's distinct words are
-OR-ed. Vectors: a record is embedded without repeating a title or concept its body says, a long one
-in windows of the model's length (up to 8), and scored by its best window; filters apply inside the
-vector search (every allowed record compared when they are at most 8,192, usearch's filtered search
-beyond), never to a global top-N. In hybrid search a hit found by vectors alone must reach a
-similarity floor: the higher of the model's (manifest similarity_floor) and the one mem-embed
-measures on this database from what made-up words reach (MEM_SEARCH_SIMILARITY_FLOOR overrides
-both), so nonsense finds nothing. Equal scores go to the older record (smaller id): the same query
-gives the same output.
+counts in both), with k1 1.2 and b 0.75 (MEM_SEARCH_BM25_K1, MEM_SEARCH_BM25_B) and the idf of
+SQLite FTS5 (a word in half the records or more weighs next to nothing); the query's distinct words
+are OR-ed. Vectors: a record is embedded as its title, body and topic words (said again where the
+body says them: they weigh its subject), a long one in windows of the model's length (up to 8), and
+scored by its best window; filters apply inside the vector search (every allowed record compared
+when they are at most 8,192, usearch's filtered search beyond), never to a global top-N. In hybrid
+search a hit found by vectors alone must reach a similarity floor: the higher of the model's
+(manifest similarity_floor) and the one mem-embed measures on this database from what made-up words
+reach (MEM_SEARCH_SIMILARITY_FLOOR overrides both), so nonsense finds nothing. Equal scores go to
+the older record (smaller id): the same query gives the same output.
 
 Degradation: without a vector index or a query vector, BM25 alone; without a readable tantivy index,
 SQLite FTS5 (a warning says so; mem-index rebuilds it). Each hit says which: mode hybrid, bm25, fts
@@ -77,6 +83,17 @@ manifest shapes it, e.g. with the Qwen3 instruction). A query not in the cache i
 vector index's model when it is installed in the model cache (MEM_MODELS) or configured
 (MEM_EMBED_MODEL), and cached, so the next identical query loads no model; --no-model (or
 MEM_SEARCH_MODEL_LOAD=0) never loads one: uncached queries then use BM25 alone.
+
+Reranking (--rerank, MEM_SEARCH_RERANK=1; off by default): the first 20 fused hits
+(MEM_SEARCH_RERANK_DEPTH) are reordered by a cross-encoder that reads the query beside each record;
+the scores stay in place, so hits still read best first. The model (MEM_SEARCH_RERANK_MODEL, default
+$MEM_MODELS/reranker) is a directory with an ONNX sequence-classification export (inputs input_ids,
+attention_mask, token_type_ids; output logits [batch, 1]), its tokenizer.json and a manifest.json
+{"name": "ms-marco-minilm-l6", "kind": "cross-encoder", "max_tokens": 256, "inputs": {"input_ids":
+"input_ids", "attention_mask": "attention_mask", "token_type_ids": "token_type_ids"}, "output":
+"logits"}: e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 exported with `optimum-cli export onnx --model
+cross-encoder/ms-marco-MiniLM-L-6-v2 DIR`. A model that cannot run leaves the fused order, with a
+warning; --rerank without a usable model is an error.
 
 Filters: --project (default: the project of the current directory, as capture resolves it:
 CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project
@@ -151,7 +168,7 @@ pub struct Args {
     #[arg(long, short = 'n', default_value_t = 10)]
     pub limit: usize,
     /// Drop hits scoring below this.
-    #[arg(long, value_name = "SCORE", value_parser = finite)]
+    #[arg(long, value_name = "SCORE", value_parser = cli::finite)]
     pub min_score: Option<f64>,
     /// probe: id, score, title and one line; full: everything.
     #[arg(long, value_enum, default_value_t = Mode::Full)]
@@ -169,20 +186,15 @@ pub struct Args {
     /// Never load an embedding model: only cached query vectors make a search hybrid.
     #[arg(long)]
     pub no_model: bool,
+    /// Reorder the best fused candidates with a cross-encoder (MEM_SEARCH_RERANK_MODEL).
+    #[arg(long)]
+    pub rerank: bool,
     #[command(flatten)]
     pub common: Common,
 }
 
-/// A finite number (`NaN` or `inf` would silently drop every hit or none).
-fn finite(s: &str) -> std::result::Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(format!("{s:?} is not a finite number")),
-    }
-}
-
 /// The limit actually used, with a warning when the asked one is past the cap.
-fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
+pub(super) fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
     if limit > search::MAX_LIMIT {
         io.warn(format!(
             "{what} {limit}: at most {} hits are returned",
@@ -190,89 +202,6 @@ fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
         ));
     }
     limit.min(search::MAX_LIMIT)
-}
-
-/// One line of `--batch` input.
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct BatchLine {
-    id: Value,
-    query: String,
-    project: Option<String>,
-    projects: Option<ListArg>,
-    all_projects: bool,
-    #[serde(rename = "type")]
-    kinds: Option<ListArg>,
-    tags: Option<ListArg>,
-    after: Option<String>,
-    before: Option<String>,
-    session: Option<String>,
-    files: Option<ListArg>,
-    limit: Option<usize>,
-    min_score: Option<f64>,
-    mode: Option<String>,
-    explain: Option<bool>,
-    engine: Option<String>,
-}
-
-/// A list given as a JSON array or a comma-separated string.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum ListArg {
-    List(Vec<String>),
-    Text(String),
-}
-
-impl ListArg {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            ListArg::List(v) => v,
-            ListArg::Text(s) => s
-                .split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect(),
-        }
-    }
-}
-
-/// The project of the current directory, as capture resolves it.
-fn current_project() -> Option<String> {
-    Some(project::identify(&project::current_dir()?).root)
-}
-
-/// Files changed in the git working tree of the current directory (none outside git).
-fn git_changed_files() -> Vec<String> {
-    std::env::current_dir()
-        .map(|d| project::changed_files(&d))
-        .unwrap_or_default()
-}
-
-struct Ctx {
-    conn_cfg: Config,
-    current: Option<String>,
-    git_files: Option<Vec<String>>,
-}
-
-impl Ctx {
-    fn files(&mut self) -> Vec<String> {
-        if self.conn_cfg.get("search_git_files").as_deref() == Some("0") {
-            return vec![];
-        }
-        self.git_files.get_or_insert_with(git_changed_files).clone()
-    }
-}
-
-fn open_db(path: &Path) -> Result<Option<Connection>> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let conn = store::open_existing(path)?;
-    if store::user_version(&conn)? < store::MIGRATIONS.len() {
-        drop(conn);
-        return Ok(Some(store::open(path)?));
-    }
-    Ok(Some(conn))
 }
 
 const COLUMNS_FULL: &[&str] = &[
@@ -305,49 +234,46 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let limit = capped_limit(io, "--limit", args.limit);
     // Bad settings are reported even before there is a database to search.
     search::Weights::from_config(&cfg)?;
-    let Some(conn) = open_db(&cfg.db_path())? else {
+    let Some(conn) = store::open_current(&cfg.db_path())? else {
         return Ok(io.no_memories(&cfg.db_path()));
     };
-    let mut searcher = Searcher::open(&home, conn, &cfg)?;
-    if let Some(now) = &args.now {
-        searcher.now_ms =
-            Some(search::parse_bound(now, false).map_err(|e| Error::Usage(format!("--now: {e}")))?);
+    let now = args.now.as_deref();
+    let mut searcher = Searcher::open_for(&home, conn, &cfg, now, !args.no_model, args.engine)?;
+    if args.rerank || cfg.get_bool("search_rerank") {
+        match search::rerank::Stage::from_config(&cfg) {
+            Ok(stage) => searcher.use_reranker(stage),
+            Err(e) if args.rerank => return Err(e),
+            Err(e) => io.warn(format!(
+                "MEM_SEARCH_RERANK is on but {e}: hits in fused order"
+            )),
+        }
     }
-    let load = cfg.get_on("search_model_load");
-    if load && !args.no_model && args.engine != Engine::Bm25 && args.engine != Engine::Fts {
-        searcher.use_installed_model()?;
-    }
-    let mut ctx = Ctx {
-        conn_cfg: cfg.clone(),
-        current: current_project(),
-        git_files: None,
+    let mut here = Here::new(&cfg);
+    let base = Query {
+        text: query,
+        project: args.project.clone(),
+        projects: args.projects.clone(),
+        all_projects: args.all_projects,
+        kinds: args.kinds.clone(),
+        tags: args.tags.clone(),
+        after: args.after.clone(),
+        before: args.before.clone(),
+        session: args.session.clone(),
+        files: args.files.clone(),
+        limit,
+        min_score: args.min_score,
+        probe: args.mode == Mode::Probe,
+        explain: args.explain,
+        engine: args.engine,
     };
     if let Some(path) = &args.batch {
-        return batch(io, &searcher, &mut ctx, path, &args);
+        return batch::run(io, &searcher, &mut here, path, &base);
     }
-    let req = searcher.request(
-        Query {
-            text: query,
-            project: args.project.clone(),
-            projects: args.projects.clone(),
-            all_projects: args.all_projects,
-            kinds: args.kinds.clone(),
-            tags: args.tags.clone(),
-            after: args.after.clone(),
-            before: args.before.clone(),
-            session: args.session.clone(),
-            files: args.files.clone(),
-            limit,
-            min_score: args.min_score,
-            probe: args.mode == Mode::Probe,
-            explain: args.explain,
-            engine: args.engine,
-        },
-        ctx.current.clone(),
-        || ctx.files(),
-    )?;
+    let req = searcher.request(base, here.project.clone(), || here.files())?;
     let hits = searcher.search(&req)?;
-    warn_mode(io, &searcher, &hits);
+    for w in searcher.degraded(&hits) {
+        io.warn(w);
+    }
     let cols = if req.probe {
         COLUMNS_PROBE
     } else {
@@ -355,169 +281,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     };
     io.listing(&hits, cols)?;
     if hits.is_empty() {
-        io.warn(why_nothing(&searcher, &req)?);
+        io.warn(searcher.why_nothing(&req)?);
         return Ok(Outcome::NothingFound);
     }
     Ok(Outcome::Ok)
-}
-
-/// Why a search found nothing, and what to do about it: no project here, nothing stored or
-/// indexed yet, memories waiting in the queue, or simply no match among so many.
-fn why_nothing(s: &Searcher, req: &search::Request) -> Result<String> {
-    let conn = &s.conn;
-    let projects = req.filters.projects.as_deref();
-    let scope = match projects {
-        None => "any project".to_string(),
-        Some([]) => {
-            return Ok(
-                "nothing found: no project here (not in a git repository or a known \
-                project); try --all-projects or --project NAME"
-                    .into(),
-            );
-        }
-        Some(ps) => ps
-            .iter()
-            .map(|p| project::name_of(p))
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
-    let stored: i64 = match projects {
-        None => store::observations::count(conn, None)?,
-        Some(ps) => ps
-            .iter()
-            .map(|p| store::observations::count(conn, Some(p)))
-            .sum::<Result<i64>>()?,
-    };
-    let waiting = store::queue::waiting(conn, projects)?;
-    let queued = if waiting > 0 {
-        format!("; {waiting} captures are waiting in the queue (mem-pipeline compresses them)")
-    } else {
-        String::new()
-    };
-    if stored == 0 {
-        let all = store::observations::count(conn, None)?;
-        let elsewhere = if projects.is_some() && all > 0 {
-            format!(" ({all} in other projects: try --all-projects)")
-        } else {
-            String::new()
-        };
-        return Ok(format!(
-            "nothing found: no memories in {scope} yet{elsewhere}{queued}"
-        ));
-    }
-    if s.state.is_none() {
-        return Ok(format!(
-            "nothing found: nothing indexed yet (run mem-pipeline or mem-index){queued}"
-        ));
-    }
-    Ok(format!(
-        "nothing found: no memory in {scope} matches {:?} ({stored} searched){queued}",
-        req.text
-    ))
-}
-
-fn warn_mode(io: &Io, s: &Searcher, hits: &[Hit]) {
-    if let Some(e) = s.embed_error.borrow_mut().take() {
-        io.warn(format!(
-            "query not embedded ({e}): searched without vectors"
-        ));
-    }
-    if hits.iter().any(|h| h.mode == "fts") {
-        io.warn(format!(
-            "BM25 index unavailable ({}): searched with SQLite FTS5; run mem-index to rebuild it",
-            s.bm25_error.as_deref().unwrap_or("?")
-        ));
-    }
-}
-
-fn batch(io: &mut Io, s: &Searcher, ctx: &mut Ctx, path: &Path, args: &Args) -> Result<Outcome> {
-    let mut input = Input::open(path)?;
-    let name = input.name().to_string();
-    let mut any = false;
-    let mut warned = false;
-    while let Some((no, v)) = input.next(io)? {
-        let q: BatchLine = match serde_json::from_value(v) {
-            Ok(q) => q,
-            Err(e) => {
-                input.bad(io, no, format!("invalid query line: {e}"));
-                continue;
-            }
-        };
-        let id = q.id.clone();
-        let probe = match q.mode.as_deref() {
-            Some("probe") => true,
-            Some("full") => false,
-            None => args.mode == Mode::Probe,
-            Some(m) => {
-                input.bad(io, no, format!("unknown mode {m:?}"));
-                continue;
-            }
-        };
-        let engine = match q.engine.as_deref() {
-            None => args.engine,
-            Some(e) => match Engine::from_str(e, true) {
-                Ok(e) => e,
-                Err(_) => {
-                    input.bad(io, no, format!("unknown engine {e:?}"));
-                    continue;
-                }
-            },
-        };
-        let req = s.request(
-            Query {
-                text: q.query,
-                project: q.project.or(args.project.clone()),
-                projects: q
-                    .projects
-                    .map(ListArg::into_vec)
-                    .unwrap_or_else(|| args.projects.clone()),
-                all_projects: q.all_projects || args.all_projects,
-                kinds: q
-                    .kinds
-                    .map(ListArg::into_vec)
-                    .unwrap_or_else(|| args.kinds.clone()),
-                tags: q
-                    .tags
-                    .map(ListArg::into_vec)
-                    .unwrap_or_else(|| args.tags.clone()),
-                after: q.after.or(args.after.clone()),
-                before: q.before.or(args.before.clone()),
-                session: q.session.or(args.session.clone()),
-                files: q.files.map(ListArg::into_vec).or(args.files.clone()),
-                limit: q
-                    .limit
-                    .map(|l| capped_limit(io, &format!("{name}:{no}: limit"), l))
-                    .unwrap_or(args.limit.min(search::MAX_LIMIT)),
-                min_score: q.min_score.or(args.min_score),
-                probe,
-                explain: q.explain.unwrap_or(args.explain),
-                engine,
-            },
-            ctx.current.clone(),
-            || ctx.files(),
-        );
-        let hits = match req.and_then(|r| s.search(&r)) {
-            Ok(h) => h,
-            Err(e) if matches!(e.root(), Error::Usage(_) | Error::Input { .. }) => {
-                input.bad(io, no, e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if !warned && (hits.iter().any(|h| h.mode == "fts") || s.embed_error.borrow().is_some()) {
-            warn_mode(io, s, &hits);
-            warned = true;
-        }
-        any |= !hits.is_empty();
-        for mut h in hits {
-            h.query_id = Some(id.clone());
-            io.record(&h)?;
-        }
-    }
-    input.finish()?;
-    Ok(if any {
-        Outcome::Ok
-    } else {
-        Outcome::NothingFound
-    })
 }

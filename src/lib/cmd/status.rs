@@ -3,28 +3,16 @@
 //! settings files register memkit's hooks and whether the programs they name exist, and the
 //! disk the models and indexes take.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::{Io, Outcome};
 use crate::config::{self, Config};
+use crate::install::hooks::Hooks;
 use crate::{Result, store};
 use memkit_eval::health::size;
-
-/// One settings file's memkit hooks.
-#[derive(Debug, Serialize)]
-pub struct Hooks {
-    pub file: String,
-    /// memkit's handlers registered there.
-    pub handlers: usize,
-    /// Programs those handlers name that do not exist (hooks that would fail).
-    pub missing: Vec<String>,
-    /// memkit's handlers this version registers that the file lacks ("PreToolUse: mem-context
-    /// --hook"): an install from an earlier version.
-    pub absent: Vec<String>,
-}
 
 #[derive(Debug, Serialize)]
 pub struct Status {
@@ -54,49 +42,6 @@ pub struct Status {
     pub problems: Vec<String>,
 }
 
-/// The settings files Claude Code reads that may hold memkit's hooks: the user's, then the
-/// current project's shared and local ones.
-fn settings_files() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(home) = config::env_nonempty("HOME") {
-        out.push(Path::new(&home).join(".claude/settings.json"));
-    }
-    if let Some(dir) = crate::project::current_dir() {
-        let root = PathBuf::from(crate::project::identify(&dir).root);
-        out.push(root.join(".claude/settings.json"));
-        out.push(root.join(".claude/settings.local.json"));
-    }
-    out.dedup();
-    out
-}
-
-/// memkit's hooks in each settings file that exists.
-pub fn hooks() -> Vec<Hooks> {
-    settings_files()
-        .iter()
-        .filter_map(|p| hooks_of(p))
-        .collect()
-}
-
-fn hooks_of(path: &Path) -> Option<Hooks> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    let commands = super::install::our_commands(&v);
-    let mut missing: Vec<String> = commands
-        .iter()
-        .map(|c| super::install::program_path(c))
-        .filter(|p| p.contains('/') && !Path::new(p).is_file())
-        .collect();
-    missing.sort();
-    missing.dedup();
-    Some(Hooks {
-        file: path.display().to_string(),
-        handlers: commands.len(),
-        missing,
-        absent: super::install::absent(&v),
-    })
-}
-
 pub fn run(io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
@@ -105,9 +50,9 @@ pub fn run(io: &mut Io) -> Result<Outcome> {
         return Ok(io.no_memories(&db));
     };
     let h = memkit_eval::health::check(&home, &cfg, &conn, 1)?;
-    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let n = store::stats::counts(&conn)?;
     let mut problems = h.problems.clone();
-    let hooks = hooks();
+    let hooks = crate::install::hooks::registered();
     for hk in &hooks {
         for m in &hk.missing {
             problems.push(format!(
@@ -128,10 +73,10 @@ pub fn run(io: &mut Io) -> Result<Outcome> {
         database: db.display().to_string(),
         database_bytes: size(&db),
         wal_bytes: size(&wal),
-        sessions: count("SELECT count(*) FROM sessions")?,
-        observations: count("SELECT count(*) FROM observations")?,
-        learnings: count("SELECT count(*) FROM learnings WHERE is_active = 1")?,
-        captures: count("SELECT count(*) FROM pending_queue")?,
+        sessions: n.sessions,
+        observations: n.observations,
+        learnings: n.learnings,
+        captures: n.captures,
         queue: h.queue,
         queue_errors: h.queue_errors,
         last_pipeline_run: h.last_pipeline_run,

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::{Error, Result};
 
 mod input;
+pub use crate::log::log_line;
 pub use input::Input;
 
 /// How a tool ended when it did not fail.
@@ -99,6 +100,19 @@ impl Io {
     }
 
     /// Tells the user what happened or what to do next (stderr; silenced by --quiet).
+    /// Asks a yes/no question on the terminal; no (false) when stdin is not one.
+    pub fn confirm(&self, question: &str) -> Result<bool> {
+        use std::io::BufRead;
+        if !std::io::stdin().is_terminal() {
+            return Ok(false);
+        }
+        eprint!("{}: {question} [y/N] ", self.prog);
+        std::io::stderr().flush()?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+    }
+
     pub fn tell(&self, msg: impl std::fmt::Display) {
         if !self.quiet {
             eprintln!("{}: {msg}", self.prog);
@@ -367,30 +381,11 @@ pub fn guard_hook<T>(prog: &str, work: impl FnOnce(&Path) -> Result<Option<T>>) 
     None
 }
 
-/// Appends a line to `$MEM_HOME/logs/<prog>.log`, where hooks report what they cannot say on
-/// stdout. Best effort: logging must never be the thing that fails a hook.
-///
-/// When the data home cannot be written (read-only, or not a directory), the line goes to the
-/// logs/ beside the fallback spool (see `capture::spool`), and failing that to stderr, which
-/// Claude Code keeps in its debug log.
-pub fn log_line(home: &Path, prog: &str, level: &str, msg: &str) {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let line = format!("{} {level} {msg}\n", crate::store::now());
-    let append = |dir: &Path| -> std::io::Result<()> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(dir.join(format!("{prog}.log")))?
-            .write_all(line.as_bytes())
-    };
-    let _ = crate::store::ensure_home(home);
-    let fallback = crate::config::fallback_home(home).join("logs");
-    if append(&home.join("logs")).is_err() && append(&fallback).is_err() {
-        eprint!("{prog}: {line}");
+/// A flag's value parser for a finite number (`NaN` or `inf` would silently drop every hit or
+/// none).
+pub fn finite(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("{s:?} is not a finite number")),
     }
 }

@@ -152,6 +152,16 @@ pub fn update(conn: &Connection, l: &Learning, now: &str) -> Result<()> {
     Ok(())
 }
 
+/// Writes a learning the user typed over: `update`, and manual from now on (never merged into,
+/// decayed or contradicted), in one transaction.
+pub fn update_manual(conn: &Connection, l: &Learning, now: &str) -> Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    update(&tx, l, now)?;
+    tx.execute("UPDATE learnings SET is_manual = 1 WHERE id = ?1", [l.id])?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// Deletes one learning; false when there was none.
 pub fn remove(conn: &Connection, id: i64) -> Result<bool> {
     let n = conn.execute("DELETE FROM learnings WHERE id = ?1", [id])?;

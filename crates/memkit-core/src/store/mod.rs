@@ -185,6 +185,19 @@ pub fn open_if_present_with(path: &Path, wait: Wait) -> Result<Option<Connection
     open_existing_with(path, wait).map(Some)
 }
 
+/// Opens the database when it exists, migrating it only when it is behind (a searcher's open:
+/// no write when the schema is current).
+pub fn open_current(path: &Path) -> Result<Option<Connection>> {
+    let Some(conn) = open_if_present(path)? else {
+        return Ok(None);
+    };
+    if user_version(&conn)? < MIGRATIONS.len() {
+        drop(conn);
+        return Ok(Some(open(path)?));
+    }
+    Ok(Some(conn))
+}
+
 /// Opens an existing database without creating or migrating it (readers such as reports).
 pub fn open_existing(path: &Path) -> Result<Connection> {
     open_existing_with(path, Wait::For(BUSY_TIMEOUT))
@@ -440,6 +453,8 @@ pub fn parse_instant(s: &str) -> Option<(chrono::DateTime<chrono::Utc>, bool)> {
     ]
     .iter()
     .find_map(|f| chrono::NaiveDateTime::parse_from_str(s, f).ok())
+    // As chat logs date their sessions: "1:56 pm on 8 May, 2023".
+    .or_else(|| chrono::NaiveDateTime::parse_from_str(s, "%I:%M %p on %d %B, %Y").ok())
     .map(|t| (t.and_utc(), false))
 }
 

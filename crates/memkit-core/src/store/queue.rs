@@ -512,3 +512,27 @@ pub fn observation_titles(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64,
         out
     })
 }
+
+/// Captures in error that no observation came from: their compression left nothing.
+const ORPHAN_ERRORS: &str = "FROM pending_queue q WHERE q.status = 'error'
+     AND NOT EXISTS (SELECT 1 FROM observation_sources s WHERE s.queue_id = q.id)";
+
+/// How many captures are in error with no observation made from them.
+pub fn orphan_errors(conn: &Connection) -> Result<i64> {
+    Ok(
+        conn.query_row(&format!("SELECT count(*) {ORPHAN_ERRORS}"), [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+/// Queues the captures `orphan_errors` counts again, as if never tried. Returns how many.
+pub fn requeue_orphan_errors(conn: &Connection) -> Result<usize> {
+    Ok(conn.execute(
+        &format!(
+            "UPDATE pending_queue SET status = 'raw', attempts = 0, next_attempt_at = NULL
+             WHERE id IN (SELECT q.id {ORPHAN_ERRORS})"
+        ),
+        [],
+    )?)
+}

@@ -169,6 +169,37 @@ pub fn observations(conn: &Connection, scope: &Scope) -> Result<Vec<Observation>
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The `before` observations made before `at` and the `after` made at or after it (newest
+/// last), of these project roots (all when None): a timeline around a moment.
+pub fn around(
+    conn: &Connection,
+    projects: Option<&[String]>,
+    at: &str,
+    before: usize,
+    after: usize,
+) -> Result<Vec<Observation>> {
+    let scope = Scope {
+        projects,
+        ..Scope::default()
+    };
+    let (cond, args) = scope.clause("project", "created_at");
+    let side = |op: &str, order: &str, n: usize| -> Result<Vec<Observation>> {
+        let mut a = args.clone();
+        a.push(Value::Text(at.to_string()));
+        a.push(Value::Integer(n.min(i64::MAX as usize) as i64));
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLS} FROM observations WHERE 1{cond} AND created_at {op} ?
+             ORDER BY created_at {order}, id {order} LIMIT ?"
+        ))?;
+        let rows = st.query_map(params_from_iter(a), from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    let mut out = side("<", "DESC", before)?;
+    out.reverse();
+    out.extend(side(">=", "ASC", after)?);
+    Ok(out)
+}
+
 /// Observations that modified or read a file: its path as stored, or a path ending in
 /// `/path` (`app/auth.py` finds `/repo/app/auth.py`), oldest first.
 pub fn touching(conn: &Connection, path: &str, scope: &Scope) -> Result<Vec<Observation>> {

@@ -87,6 +87,34 @@ pub fn captures_per_day(conn: &Connection, since: &str) -> Result<Vec<(String, u
     )
 }
 
+/// What a memory holds, as `mem status` shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub sessions: i64,
+    pub observations: i64,
+    /// Active ones.
+    pub learnings: i64,
+    /// Queue rows, whatever their status.
+    pub captures: i64,
+}
+
+pub fn counts(conn: &Connection) -> Result<Counts> {
+    Ok(conn.query_row(
+        "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM observations),
+                (SELECT count(*) FROM learnings WHERE is_active = 1),
+                (SELECT count(*) FROM pending_queue)",
+        [],
+        |r| {
+            Ok(Counts {
+                sessions: r.get(0)?,
+                observations: r.get(1)?,
+                learnings: r.get(2)?,
+                captures: r.get(3)?,
+            })
+        },
+    )?)
+}
+
 /// Queue rows per status.
 pub fn queue_by_status(conn: &Connection) -> Result<Vec<(String, u64)>> {
     counted(

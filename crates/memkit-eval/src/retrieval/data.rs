@@ -19,7 +19,8 @@ pub struct Doc {
     pub text: String,
     #[serde(default)]
     pub title: Option<String>,
-    #[serde(default)]
+    /// `date_time` is what LoCoMo's conversion calls it.
+    #[serde(default, alias = "date_time")]
     pub date: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,

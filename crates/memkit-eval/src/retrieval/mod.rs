@@ -23,8 +23,12 @@ use memkit_search::search::{Engine, Filters, Request, Searcher};
 pub use data::Set;
 use metrics::Means;
 
-/// The retrievers `--mode` names: memkit's four and the textbook baseline.
-pub const MODES: &[&str] = &["textbook", "fts", "bm25", "vector", "hybrid"];
+/// The retrievers `--mode` names: memkit's four, hybrid reordered by a cross-encoder, and the
+/// textbook baseline.
+pub const MODES: &[&str] = &["textbook", "fts", "bm25", "vector", "hybrid", RERANKED];
+
+/// Hybrid search with the rerank stage ([`Options::reranker`]).
+pub const RERANKED: &str = "hybrid+rerank";
 
 pub struct Options {
     pub modes: Vec<String>,
@@ -37,6 +41,8 @@ pub struct Options {
     pub keep: bool,
     /// Hits asked for per query (MRR sees this deep).
     pub depth: usize,
+    /// The cross-encoder (name or directory) and its depth for the `hybrid+rerank` mode.
+    pub reranker: Option<(String, usize)>,
 }
 
 /// One retriever's figures on one set (`"type":"eval"`).
@@ -57,6 +63,37 @@ pub struct Report {
     #[serde(skip_serializing_if = "is_zero")]
     pub degraded: usize,
     pub by_category: BTreeMap<String, BTreeMap<String, f64>>,
+    /// What of a user's search this mode does not measure (memkit's modes run the search a
+    /// `mem-search --project SCOPE` of a `mem-capture --notes` import runs, priors included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves_out: Option<&'static str>,
+}
+
+/// What memkit's modes leave out of a user's search: the working tree is no user's here.
+pub const LEAVES_OUT: &str = "the working tree's changed files (the --files prior)";
+
+impl Report {
+    /// The report as table rows: one for all queries, then one per category, each with the
+    /// mode's figures (`category` names the row).
+    pub fn rows(&self) -> Vec<serde_json::Value> {
+        let mut all = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = all.as_object_mut() {
+            o.remove("by_category");
+            o.insert("category".into(), "all".into());
+        }
+        let mut out = vec![all];
+        for (c, m) in &self.by_category {
+            let mut row = serde_json::json!({
+                "set": self.set, "mode": self.mode, "category": c,
+                "queries": m.get("queries").copied().unwrap_or(0.0) as usize,
+            });
+            for (k, v) in m.iter().filter(|(k, _)| *k != "queries") {
+                row[k] = serde_json::json!(v);
+            }
+            out.push(row);
+        }
+        out
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -137,9 +174,14 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
             };
             for (i, q) in set.queries.iter().enumerate() {
                 let t = Instant::now();
-                let (r, used) = mem.search(q, engine, opts.depth)?;
+                let rerank = mode == RERANKED;
+                let (r, used) = mem.search(q, engine, opts.depth, rerank)?;
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
-                if used.as_deref().is_some_and(|u| u != mode) {
+                if let Some(e) = mem.searcher.take_rerank_error() {
+                    return Err(Error::other(format!("{mode}: {e}")));
+                }
+                let asked = if rerank { "hybrid" } else { mode.as_str() };
+                if used.as_deref().is_some_and(|u| u != asked) {
                     degraded += 1;
                 }
                 rankings.push((q.qid.clone(), r));
@@ -223,6 +265,7 @@ fn report(
         p50_ms: median(times),
         degraded,
         by_category,
+        leaves_out: (mode != "textbook").then_some(LEAVES_OUT),
     }
 }
 
@@ -276,7 +319,11 @@ impl Memory {
             memkit_compress::Options::from_config(&cfg)?,
             &run,
         )?;
-        if opts.modes.iter().any(|m| m == "vector" || m == "hybrid") {
+        if opts
+            .modes
+            .iter()
+            .any(|m| m == "vector" || m == "hybrid" || m == RERANKED)
+        {
             let cache = opts.work.join("embedding-cache.db");
             store::embeddings::cache_share(&conn, &cache, false)?;
             let dir = memkit_search::embed::resolve_model(&opts.model)?;
@@ -296,6 +343,16 @@ impl Memory {
             .collect();
         let mut searcher = Searcher::open(&home, conn, &cfg)?;
         searcher.use_installed_model()?;
+        if opts.modes.iter().any(|m| m == RERANKED) {
+            let (spec, depth) = opts.reranker.clone().ok_or_else(|| {
+                Error::Usage(format!("mode {RERANKED} needs a reranker (--rerank-model)"))
+            })?;
+            let model = memkit_search::embed::cross::RerankModel::new(&spec)?;
+            searcher.use_reranker(memkit_search::search::rerank::Stage::new(
+                Box::new(model),
+                depth,
+            ));
+        }
         Ok(Memory {
             home,
             searcher,
@@ -309,6 +366,7 @@ impl Memory {
         q: &data::Query,
         engine: Engine,
         depth: usize,
+        rerank: bool,
     ) -> Result<(Ranking, Option<String>)> {
         let req = Request {
             text: q.text.clone(),
@@ -319,6 +377,7 @@ impl Memory {
             limit: depth,
             current_project: Some(q.scope.clone()),
             engine,
+            rerank,
             ..Request::default()
         };
         let hits = self.searcher.search(&req)?;
@@ -379,4 +438,21 @@ pub fn default_work() -> PathBuf {
         .map(Path::to_path_buf)
         .unwrap_or_else(std::env::temp_dir)
         .join("eval")
+}
+
+/// Writes every ranking as a TREC run file: `qid Q0 doc rank score mode` per line.
+pub fn write_run(path: &Path, runs: &[(String, Vec<(String, Ranking)>)]) -> Result<()> {
+    use std::io::Write;
+    let name = path.display().to_string();
+    let f = std::fs::File::create(path).map_err(|e| Error::input(&name, None, e))?;
+    let mut w = std::io::BufWriter::new(f);
+    for (mode, rankings) in runs {
+        for (qid, r) in rankings {
+            for (i, (doc, score)) in r.iter().enumerate() {
+                writeln!(w, "{qid} Q0 {doc} {} {score:.6} {mode}", i + 1)?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(())
 }

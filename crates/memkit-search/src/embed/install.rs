@@ -383,3 +383,58 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     }
     Ok(hex::encode(h.finalize()))
 }
+
+/// What `model_dir` has to say: progress of a first-use install (info), or the fallback taken.
+#[derive(Debug)]
+pub enum Said {
+    Info(String),
+    Warn(String),
+}
+
+/// The directory of model `spec` (None: the default model). A model that can be installed by
+/// name but is not is installed on this first use (MEM_AUTO_INSTALL=0: not). Without a
+/// configured model, a default model that cannot be had gives way to minilm-l6 when that is
+/// installed.
+pub fn model_dir(
+    cfg: &config::Config,
+    spec: Option<&str>,
+    tell: &mut dyn FnMut(Said),
+    progress: Progress,
+) -> Result<PathBuf> {
+    let name = spec.unwrap_or(super::DEFAULT_MODEL);
+    let mut err = match super::resolve_model(name) {
+        Ok(dir) => return Ok(dir),
+        Err(e) => e,
+    };
+    let auto = cfg.get_on("auto_install");
+    let models = memkit_core::config::models_dir();
+    if auto && let Some(pkg) = find(&models, name)? {
+        tell(Said::Info(format!(
+            "installing {name} on its first use (MEM_AUTO_INSTALL=0 turns this off)"
+        )));
+        let endpoint = endpoint();
+        match first_use(&pkg, &endpoint, &models, progress) {
+            Ok(dir) => {
+                tell(Said::Info(format!("installed {name} in {}", dir.display())));
+                return Ok(dir);
+            }
+            Err(e) => err = e,
+        }
+    }
+    if spec.is_none()
+        && let Ok(dir) = super::resolve_model(super::FALLBACK_MODEL)
+    {
+        // An install's error names the model already.
+        let why = if auto {
+            err.to_string()
+        } else {
+            format!("{name} is not installed")
+        };
+        tell(Said::Warn(format!(
+            "{why}; using {}",
+            super::FALLBACK_MODEL
+        )));
+        return Ok(dir);
+    }
+    Err(err)
+}

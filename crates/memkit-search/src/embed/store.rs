@@ -74,7 +74,7 @@ pub struct Pending {
     /// What the stored vector is checked against: the text's sha256, with its window count
     /// when it has several (so records embedded before windows existed get theirs).
     pub hash: String,
-    /// The text cut for the model ([`windows`]).
+    /// The text cut for the model ([`crate::text::windows`]).
     pub windows: Vec<String>,
 }
 
@@ -123,7 +123,7 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
             continue;
         }
         let text = format!("{}{}", m.document_prefix, text);
-        let parts = windows(&text, &m.document_prefix, m.max_tokens);
+        let parts = crate::text::windows(&text, &m.document_prefix, m.max_tokens);
         let hash = match parts.len() {
             1 => sha256_hex(&text),
             n => sha256_hex(&format!("{text}\0windows {n}")),
@@ -196,11 +196,7 @@ fn calibrate_floor(conn: &Connection, e: &mut Embedder, m: &Manifest, dim: usize
     let sample = embeddings::sample(conn, &m.name, dim, FLOOR_SAMPLE)?;
     let best = qs
         .iter()
-        .flat_map(|q| {
-            sample
-                .iter()
-                .filter_map(|v| crate::index::vectors::best_window(q, v))
-        })
+        .flat_map(|q| sample.iter().filter_map(|v| crate::text::best_window(q, v)))
         .fold(f32::MIN, f32::max);
     if best > f32::MIN {
         let floor = ((best + 0.02) * 100.0).ceil() / 100.0;
@@ -236,30 +232,6 @@ pub fn nonsense(n: usize) -> Vec<String> {
         .collect()
 }
 
-/// Most windows one record is embedded in (a record longer than that is found by its first
-/// windows' worth of meaning, and by BM25 over all of it).
-pub const MAX_WINDOWS: usize = 8;
-
-/// `text` (the document prefix included) cut into windows of about `max_tokens` tokens, words
-/// kept whole, overlapping a little: the first is the text itself (the model reads its start,
-/// as before chunking, so the vectors of short records do not change), the others start where
-/// the model stopped reading. Tokens are estimated at 4 for 3 words, on the low side for
-/// English prose, so a window fits.
-pub fn windows(text: &str, prefix: &str, max_tokens: usize) -> Vec<String> {
-    let body = text.strip_prefix(prefix).unwrap_or(text);
-    let words: Vec<&str> = body.split_whitespace().collect();
-    let per = (max_tokens.max(16) * 3 / 4).saturating_sub(8).max(8);
-    let overlap = per / 8;
-    let mut out = vec![text.to_string()];
-    let mut start = per - overlap;
-    while start + overlap < words.len() && out.len() < MAX_WINDOWS {
-        let end = (start + per).min(words.len());
-        out.push(format!("{prefix}{}", words[start..end].join(" ")));
-        start = end - overlap;
-    }
-    out
-}
-
 /// One owner's window vectors one after the other, once all are there.
 fn joined(parts: &[Option<Vec<f32>>]) -> Option<Vec<f32>> {
     let mut out = Vec::new();
@@ -284,6 +256,23 @@ pub struct DbRun {
     pub tokens: usize,
     /// The model load, when one was needed.
     pub load: Option<super::LoadReport>,
+}
+
+impl DbRun {
+    /// The run's summary counts.
+    pub fn counts(&self) -> std::collections::BTreeMap<String, u64> {
+        [
+            ("pending", self.pending),
+            ("up_to_date", self.up_to_date),
+            ("embedded", self.embedded),
+            ("cache_hits", self.cache_hits),
+            ("removed", self.removed),
+            ("pruned", self.pruned),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n as u64))
+        .collect()
+    }
 }
 
 /// Days an embedding cache entry is kept after its last use, unless it backs a current

@@ -160,43 +160,8 @@ pub fn time_ms(ts: &str) -> i64 {
         .unwrap_or(0)
 }
 
-/// The text of a record as one piece: the title, the body parts, then the extras (concepts, tags,
-/// files) on one line. `once`: leave out a title or an extra the body already says (what is
-/// embedded: a model's window is short, and a note's generated title is its first sentence).
-/// BM25 keeps them all, in one field: a word the title or the concepts repeat then counts once
-/// more in one saturating term-frequency, not once more per field (measured in
-/// docs/search-quality.md: dropping them cost nDCG@10 on both development sets).
-pub fn searchable_text(title: &str, body: &[&str], extras: &[&str], once: bool) -> String {
-    let body: Vec<&str> = body
-        .iter()
-        .map(|b| b.trim())
-        .filter(|b| !b.is_empty())
-        .collect();
-    let said = if once {
-        body.join("\n").to_lowercase()
-    } else {
-        String::new()
-    };
-    let said_already = |s: &str| once && said.contains(&s.trim().to_lowercase());
-    let keep = |s: &str| !s.trim().is_empty() && !said_already(s);
-    let mut parts: Vec<String> = Vec::with_capacity(body.len() + 2);
-    if keep(title) {
-        parts.push(title.trim().to_string());
-    }
-    parts.extend(body.iter().map(|b| b.to_string()));
-    let extras: Vec<&str> = extras
-        .iter()
-        .map(|e| e.trim())
-        .filter(|e| keep(e))
-        .collect();
-    if !extras.is_empty() {
-        parts.push(extras.join(", "));
-    }
-    parts.join("\n")
-}
-
 impl Doc {
-    /// What BM25 indexes of the record ([`searchable_text`]).
+    /// What BM25 indexes of the record ([`crate::text::searchable_text`]).
     pub fn search_text(&self) -> String {
         let mut body: Vec<&str> = vec![&self.summary, &self.detail];
         body.extend(self.facts.iter().map(String::as_str));
@@ -207,7 +172,7 @@ impl Doc {
             .chain(&self.files)
             .map(String::as_str)
             .collect();
-        searchable_text(&self.title, &body, &extras, false)
+        crate::text::searchable_text(&self.title, &body, &extras, false)
     }
 
     /// An observation as the indexes hold it (read and modified files as one list).

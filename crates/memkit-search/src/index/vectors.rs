@@ -71,11 +71,11 @@ impl Vectors {
         };
         let mut out: Vec<(u64, f32)> = match allowed.or(every.as_ref()) {
             Some(keys) if keys.len() <= EXACT_MAX => {
-                let mut buf = vec![0f32; self.dim * crate::embed::store::MAX_WINDOWS];
+                let mut buf = vec![0f32; self.dim * crate::text::MAX_WINDOWS];
                 let mut out = Vec::with_capacity(keys.len());
                 for &key in keys {
                     let n = self.index.get(key, &mut buf).unwrap_or(0);
-                    if let Some(best) = best_window(q, &buf[..n * self.dim]) {
+                    if let Some(best) = crate::text::best_window(q, &buf[..n * self.dim]) {
                         out.push((key, best));
                     }
                 }
@@ -103,13 +103,6 @@ impl Vectors {
         out.truncate(k);
         Ok(out)
     }
-}
-
-/// The best cosine of `q` with the windows in `flat` (vectors one after the other).
-pub fn best_window(q: &[f32], flat: &[f32]) -> Option<f32> {
-    flat.chunks_exact(q.len())
-        .map(|w| crate::embed::cosine(q, w))
-        .reduce(f32::max)
 }
 
 /// The most allowed keys a filtered search compares one by one (a few milliseconds).

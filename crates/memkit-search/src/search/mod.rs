@@ -8,7 +8,11 @@
 //! [`crate::embed::QueryEmbedder`] (`embed::QueryModel`, see [`Searcher::use_installed_model`]) embeds
 //! uncached queries, and the vector is cached for the next identical query.
 
+pub mod batch;
 pub mod bm25;
+pub mod fusion;
+pub mod rerank;
+pub mod time;
 
 pub use memkit_core::record::Explain;
 use std::collections::{HashMap, HashSet};
@@ -31,8 +35,13 @@ use memkit_core::config::Config;
 use memkit_core::record::Hit;
 use memkit_core::{Error, Result};
 
-/// Most hits one search returns: a larger limit is capped (candidate lists are sized from it).
+/// Most hits one search returns: a larger limit is capped.
 pub const MAX_LIMIT: usize = 10_000;
+
+/// How many candidates each retriever hands to fusion, whatever the limit (a larger limit
+/// asks for that many): a fusion fed shorter lists ranks its top worse, and the first hits
+/// must not depend on how many were asked for. 100 keeps hybrid well inside its latency budget.
+pub const FUSION_DEPTH: usize = 100;
 
 /// The exact text embedded for a search query with `model`: [`crate::embed::query_text`] with
 /// the installed model's manifest (the query alone when it is not installed).
@@ -206,6 +215,8 @@ pub struct Weights {
     pub kind: f64,
     pub files: f64,
     pub project: f64,
+    /// A record that answers the time the question asks or names ([`time`]).
+    pub time: f64,
     pub half_life_days: f64,
     pub rrf_k: f64,
     pub tag_similarity: f32,
@@ -225,6 +236,7 @@ impl Default for Weights {
             kind: 0.1,
             files: 0.3,
             project: 0.2,
+            time: 0.3,
             half_life_days: 2.0,
             rrf_k: 60.0,
             tag_similarity: 0.75,
@@ -263,6 +275,7 @@ impl Weights {
         num("search_weight_type", &mut w.kind)?;
         num("search_weight_files", &mut w.files)?;
         num("search_weight_project", &mut w.project)?;
+        num("search_weight_time", &mut w.time)?;
         num("search_half_life_days", &mut w.half_life_days)?;
         num("search_rrf_k", &mut w.rrf_k)?;
         num("search_bm25_k1", &mut w.bm25_k1)?;
@@ -289,6 +302,8 @@ pub struct Request {
     pub engine: Engine,
     pub probe: bool,
     pub explain: bool,
+    /// Reorder the best fused candidates with the searcher's reranker (when it has one).
+    pub rerank: bool,
 }
 
 /// A search as the user asks for it (flags, or a line of `--batch`): names and bounds as typed,
@@ -316,6 +331,40 @@ pub struct Query {
     pub engine: Engine,
 }
 
+/// Where a search is made from: the current directory's project, and the files changed in its
+/// git working tree (asked once, and only when a query needs them; none when
+/// `search_git_files` is 0).
+#[derive(Debug, Clone)]
+pub struct Here {
+    pub project: Option<String>,
+    git_files: Option<Vec<String>>,
+    use_git: bool,
+}
+
+impl Here {
+    pub fn new(cfg: &Config) -> Here {
+        use memkit_core::project;
+        Here {
+            project: project::current_dir().map(|d| project::identify(&d).root),
+            git_files: None,
+            use_git: cfg.get("search_git_files").as_deref() != Some("0"),
+        }
+    }
+
+    pub fn files(&mut self) -> Vec<String> {
+        if !self.use_git {
+            return vec![];
+        }
+        self.git_files
+            .get_or_insert_with(|| {
+                std::env::current_dir()
+                    .map(|d| memkit_core::project::changed_files(&d))
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
+}
+
 /// An open store + indexes, ready for many searches.
 pub struct Searcher {
     pub conn: Connection,
@@ -338,6 +387,8 @@ pub struct Searcher {
     floor_setting: Option<f64>,
     /// The moment ranked as of (epoch ms; `None` = the clock's now).
     pub now_ms: Option<i64>,
+    /// The second stage, when asked for ([`Searcher::use_reranker`]).
+    reranker: Option<rerank::Stage>,
 }
 
 impl Searcher {
@@ -432,6 +483,7 @@ impl Searcher {
             engine,
             probe,
             explain,
+            rerank: self.reranker.is_some(),
         })
     }
 
@@ -474,6 +526,7 @@ impl Searcher {
             index_model: std::cell::OnceCell::new(),
             floor_setting: cfg.get_num("search_similarity_floor")?,
             now_ms: None,
+            reranker: None,
         })
     }
 
@@ -665,7 +718,7 @@ impl Searcher {
             if let Some(tv) = vecs.get(t.as_str()) {
                 for k in &known {
                     if vecs.get(k.as_str()).is_some_and(|vk| {
-                        crate::embed::cosine(tv, vk) >= self.weights.tag_similarity
+                        crate::text::cosine(tv, vk) >= self.weights.tag_similarity
                     }) {
                         add(k, &mut out);
                     }
@@ -684,43 +737,65 @@ impl Searcher {
         }
         let limit = req.limit.clamp(1, MAX_LIMIT);
         let mut c = self.candidates(req, limit)?;
+        let floor = (req.engine != Engine::Vector && !c.vector.is_empty())
+            .then(|| self.similarity_floor())
+            .flatten();
+        // Where the query's best cosine is no better than what nonsense reaches, its vector
+        // list is noise to fusion (see fusion).
+        let vector_weight = if floor.is_some() {
+            fusion::vector_weight(c.vector.first().map(|x| x.1), floor)
+        } else {
+            1.0
+        };
         // Any record is some vector's nearest neighbour: one that only the vector arm found is
         // a hit when it is similar enough to mean something, so nonsense finds nothing. (Not
         // with --engine vector: that is the raw arm, for evaluation.)
-        if let Some(floor) = (req.engine != Engine::Vector && !c.vector.is_empty())
-            .then(|| self.similarity_floor())
-            .flatten()
-        {
+        if let Some(floor) = floor {
             let lexical: HashSet<u64> = c.lexical.iter().map(|x| x.0).collect();
             c.vector.retain(|(k, s)| *s >= floor || lexical.contains(k));
         }
-        let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k);
+        let mut keys: Vec<u64> = c.lexical.iter().chain(&c.vector).map(|x| x.0).collect();
+        keys.sort_unstable();
+        keys.dedup();
         // The vector index is opened only when there is a query vector (BM25 alone never maps it).
         let sims: HashMap<u64, f64> = match &c.query_vector {
             Some(q) => match self.vectors() {
-                Some(v) => self.similarities(q, &v.model, v.dim, fused.keys())?,
+                Some(v) => self.similarities(q, &v.model, v.dim, keys.iter())?,
                 None => HashMap::new(),
             },
             None => HashMap::new(),
         };
+        // An arm without weight finds nothing either: its own candidates are left out.
+        if vector_weight == 0.0 {
+            c.vector.clear();
+        }
+        let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k, vector_weight);
+        let now_ms = self
+            .now_ms
+            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
         let signals = Signals {
             lex_name: c.lex_name,
-            lists: [&c.lexical, &c.vector]
-                .iter()
-                .filter(|l| !l.is_empty())
-                .count()
-                .max(1),
+            lists: (if c.lexical.is_empty() { 0.0 } else { 1.0 }
+                + if c.vector.is_empty() {
+                    0.0
+                } else {
+                    vector_weight
+                })
+            .max(1.0),
+            vector_weight,
             lex_max: c.lexical.iter().map(|x| x.1).fold(0.0f64, f64::max),
             sims,
-            now_ms: self
-                .now_ms
-                .unwrap_or_else(|| chrono::Utc::now().timestamp_millis()),
+            now_ms,
             files: req.files.iter().map(|f| f.trim().to_string()).collect(),
             current_project: req.current_project.clone(),
+            asked: time::asked(&req.text, now_ms),
         };
         let mut scored = rank(fused, &c.docs, &signals, &self.weights);
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
+        }
+        if let Some(stage) = self.reranker.as_ref().filter(|_| req.rerank) {
+            rerank::apply(stage, &req.text, &mut scored, &c.docs);
         }
         scored.truncate(limit);
         Ok(scored
@@ -733,7 +808,7 @@ impl Searcher {
     /// Each retriever's candidates, best first, keeping only records that exist and pass the
     /// filters (the database decides both).
     fn candidates(&self, req: &Request, limit: usize) -> Result<Candidates> {
-        let k = (limit * 5).max(50);
+        let k = limit.max(FUSION_DEPTH);
         let qvec = match req.engine {
             Engine::Auto | Engine::Vector => self.query_vector(&req.text)?,
             _ => None,
@@ -844,7 +919,7 @@ impl Searcher {
             for (id, v) in
                 memkit_core::store::embeddings::of_owners(&self.conn, kind, &ids, model, dim)?
             {
-                if let Some(best) = crate::index::vectors::best_window(q, &v) {
+                if let Some(best) = crate::text::best_window(q, &v) {
                     out.insert(memkit_core::store::vector_key(kind, id), best as f64);
                 }
             }
@@ -922,8 +997,14 @@ pub struct Fused {
     pub vector_rank: Option<usize>,
 }
 
-/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60).
-pub fn fuse(lexical: &[(u64, f64)], vector: &[(u64, f64)], rrf_k: f64) -> HashMap<u64, Fused> {
+/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60), the vector list's
+/// votes weighted by `vector_weight` ([`fusion::vector_weight`]).
+pub fn fuse(
+    lexical: &[(u64, f64)],
+    vector: &[(u64, f64)],
+    rrf_k: f64,
+    vector_weight: f64,
+) -> HashMap<u64, Fused> {
     let mut fused: HashMap<u64, Fused> = HashMap::new();
     for (rank, (key, s)) in lexical.iter().enumerate() {
         let e = fused.entry(*key).or_default();
@@ -933,7 +1014,7 @@ pub fn fuse(lexical: &[(u64, f64)], vector: &[(u64, f64)], rrf_k: f64) -> HashMa
     }
     for (rank, (key, _)) in vector.iter().enumerate() {
         let e = fused.entry(*key).or_default();
-        e.rrf += 1.0 / (rrf_k + rank as f64 + 1.0);
+        e.rrf += vector_weight / (rrf_k + rank as f64 + 1.0);
         e.vector_rank = Some(rank + 1);
     }
     fused
@@ -942,8 +1023,12 @@ pub fn fuse(lexical: &[(u64, f64)], vector: &[(u64, f64)], rrf_k: f64) -> HashMa
 /// What the score needs beyond the fused lists.
 pub struct Signals {
     pub lex_name: Option<&'static str>,
-    /// How many retrievers returned anything (at least 1): relevance is scaled by it.
-    pub lists: usize,
+    /// The weights of the retrievers that returned anything (at least 1): relevance is scaled
+    /// by it, so that first in every list is 1.
+    pub lists: f64,
+    /// The vector arm's weight in this query ([`fusion::vector_weight`]); the similarity is
+    /// scaled by it too.
+    pub vector_weight: f64,
     /// The best lexical score among the candidates.
     pub lex_max: f64,
     /// Cosine similarity of each candidate to the query.
@@ -951,6 +1036,8 @@ pub struct Signals {
     pub now_ms: i64,
     pub files: Vec<String>,
     pub current_project: Option<String>,
+    /// What the question asks about time.
+    pub asked: time::Asked,
 }
 
 /// Scores every fused candidate (the weighted sum `--explain` shows), best first; ties go to
@@ -973,12 +1060,14 @@ pub fn rank(
                 lexical_score: f.lexical_score,
                 vector_rank: f.vector_rank,
                 rrf: f.rrf,
-                relevance: f.rrf * (rk + 1.0) / sig.lists as f64,
+                relevance: f.rrf * (rk + 1.0) / sig.lists,
                 lexical_match: match f.lexical_score {
                     Some(s) if sig.lex_max > 0.0 => (s / sig.lex_max).clamp(0.0, 1.0),
                     _ => 0.0,
                 },
-                similarity: sig.sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0),
+                similarity: sig.sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0)
+                    * sig.vector_weight,
+                vector_weight: (sig.vector_weight < 1.0).then_some(sig.vector_weight),
                 recency: if w.half_life_days > 0.0 {
                     0.5f64.powf(age_days / w.half_life_days)
                 } else {
@@ -990,6 +1079,11 @@ pub fn rank(
                     (Some(c), Some(p)) if c == p => 1.0,
                     _ => 0.0,
                 },
+                time: if sig.asked.any() {
+                    sig.asked.score(d.created_ms, &d.summary)
+                } else {
+                    0.0
+                },
                 score: 0.0,
             };
             e.score = w.relevance * e.relevance
@@ -998,7 +1092,8 @@ pub fn rank(
                 + w.recency * e.recency
                 + w.kind * e.type_weight
                 + w.files * e.files
-                + w.project * e.same_project;
+                + w.project * e.same_project
+                + w.time * e.time;
             ((e.score * 10_000.0).round() / 10_000.0, key, e)
         })
         .collect();
@@ -1207,7 +1302,7 @@ mod tests {
     fn fusion_rewards_agreement_and_keeps_each_lists_rank() {
         let lexical = [(1, 9.0), (2, 5.0), (3, 1.0)];
         let vector = [(3, 0.9), (4, 0.8)];
-        let f = fuse(&lexical, &vector, 60.0);
+        let f = fuse(&lexical, &vector, 60.0, 1.0);
         assert_eq!(f.len(), 4);
         // In both lists (ranks 3 and 1) beats first in one list only.
         assert!(f[&3].rrf > f[&1].rrf);
@@ -1230,12 +1325,14 @@ mod tests {
         .collect();
         let sig = Signals {
             lex_name: Some("bm25"),
-            lists: 1,
+            lists: 1.0,
+            vector_weight: 1.0,
             lex_max: 4.0,
             sims: HashMap::new(),
             now_ms: now,
             files: vec![],
             current_project: Some("/p".into()),
+            asked: time::Asked::default(),
         };
         let one = |rank: usize, score: f64| Fused {
             rrf: 1.0 / (61.0 + rank as f64),

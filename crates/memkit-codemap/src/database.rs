@@ -7,16 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::Result;
-use crate::ast::{self, Change, Function, Kind, Snapshot, project};
-use crate::cli::{Io, Outcome};
-use crate::config::{self, Config};
-use crate::store::{self, functions as fmap};
+use memkit_ast::{self as ast, Change, Function, Kind, Snapshot, project};
+use memkit_core::Result;
+use memkit_core::store::{self, functions as fmap};
 
 /// Files above these are skipped with a reason: generated code, vendored bundles.
 pub const MAX_BYTES: u64 = 1 << 20;
@@ -48,34 +45,6 @@ struct Touched {
     queue_ids: Vec<i64>,
     /// The content of the last Write, for a file deleted since.
     written: Option<String>,
-}
-
-pub fn run_database(io: &mut Io, _verbose: bool) -> Result<Outcome> {
-    let start = Instant::now();
-    let cfg = Config::load(&config::data_home())?;
-    let path = cfg.db_path();
-    if store::open_if_present(&path)?.is_none() {
-        return Ok(io.no_memories(&path));
-    }
-    let mut conn = store::open(&path)?;
-    let reports = update(&mut conn)?;
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for r in &reports {
-        *counts.entry(r.status.to_string()).or_default() += 1;
-        *counts.entry("functions".into()).or_default() += r.functions as u64;
-        *counts.entry("edges".into()).or_default() += r.edges as u64;
-        if let Some(reason) = &r.reason {
-            io.warn(format!("{}: {reason}", r.path));
-        }
-        io.record(r)?;
-    }
-    counts.insert("files".into(), reports.len() as u64);
-    io.summary(counts, start)?;
-    Ok(if reports.is_empty() {
-        Outcome::NothingFound
-    } else {
-        Outcome::Ok
-    })
 }
 
 /// The work of one run, on an open store. Edits still waiting for compression stop the run

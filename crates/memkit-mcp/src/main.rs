@@ -1,0 +1,3 @@
+fn main() {
+    memkit_mcp::tool::main()
+}

@@ -1,0 +1,482 @@
+//! The rules of docs/ARCHITECTURE.md that the compiler does not keep, read off the sources: SQL
+//! only in `memkit-core`'s store, no import circle among the files of any crate, and tool files
+//! that stay thin. Test code (`#[cfg(test)]` items, test-only modules, `tests/`, benches and
+//! memkit-testkit) is exempt.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A source file with its comments and literals blanked (same byte offsets, newlines kept) and
+/// the literals themselves (byte offset, text), test code removed from both.
+struct Source {
+    path: PathBuf,
+    code: Vec<u8>,
+    literals: Vec<(usize, String)>,
+    /// Modules this file declares as `#[cfg(test)] mod name;`.
+    test_modules: Vec<String>,
+}
+
+impl Source {
+    fn line(&self, at: usize) -> usize {
+        self.code[..at].iter().filter(|b| **b == b'\n').count() + 1
+    }
+}
+
+fn read(path: &Path) -> Source {
+    let text = std::fs::read(path).unwrap();
+    let (mut code, literals) = blank(&text);
+    let mut test_modules = Vec::new();
+    let removed = strip_tests(&mut code, &mut test_modules);
+    let literals = literals
+        .into_iter()
+        .filter(|(at, _)| !removed.iter().any(|r| r.contains(at)))
+        .collect();
+    Source {
+        path: path.to_path_buf(),
+        code,
+        literals,
+        test_modules,
+    }
+}
+
+/// Blanks comments and string literals (raw and byte ones too); returns the literals.
+fn blank(src: &[u8]) -> (Vec<u8>, Vec<(usize, String)>) {
+    let mut out = src.to_vec();
+    let mut lits = Vec::new();
+    let mut i = 0;
+    let clear = |out: &mut Vec<u8>, a: usize, b: usize| {
+        for c in &mut out[a..b] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let word = |j: usize| j > 0 && (src[j - 1].is_ascii_alphanumeric() || src[j - 1] == b'_');
+    while i < src.len() {
+        let c = src[i];
+        if src[i..].starts_with(b"//") {
+            let end = src[i..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(src.len(), |p| i + p);
+            clear(&mut out, i, end);
+            i = end;
+        } else if src[i..].starts_with(b"/*") {
+            let (mut depth, mut j) = (0, i);
+            while j < src.len() {
+                if src[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if src[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            clear(&mut out, i, j);
+            i = j;
+        } else if (c == b'r' || (c == b'b' && src.get(i + 1) == Some(&b'r'))) && !word(i) && {
+            let k = i + if c == b'b' { 2 } else { 1 };
+            let hashes = src[k..].iter().take_while(|b| **b == b'#').count();
+            src.get(k + hashes) == Some(&b'"')
+        } {
+            let k = i + if c == b'b' { 2 } else { 1 };
+            let hashes = src[k..].iter().take_while(|b| **b == b'#').count();
+            let start = k + hashes + 1;
+            let mut close = b"\"".to_vec();
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let end = (start..src.len())
+                .find(|j| src[*j..].starts_with(&close))
+                .unwrap_or(src.len());
+            lits.push((i, String::from_utf8_lossy(&src[start..end]).into_owned()));
+            clear(&mut out, start, end);
+            i = (end + close.len()).min(src.len());
+        } else if c == b'"' {
+            let mut j = i + 1;
+            while j < src.len() && src[j] != b'"' {
+                j += if src[j] == b'\\' { 2 } else { 1 };
+            }
+            let end = j.min(src.len());
+            lits.push((i, String::from_utf8_lossy(&src[i + 1..end]).into_owned()));
+            clear(&mut out, i + 1, end);
+            i = end + 1;
+        } else if c == b'\'' {
+            // A char literal ('x', '\n', '"'), else a lifetime.
+            if src.get(i + 1) == Some(&b'\\') {
+                let end = (i + 2..src.len())
+                    .find(|j| src[*j] == b'\'')
+                    .unwrap_or(src.len());
+                clear(&mut out, i + 1, end);
+                i = end + 1;
+            } else {
+                let ch = std::str::from_utf8(&src[i + 1..(i + 5).min(src.len())])
+                    .ok()
+                    .or_else(|| std::str::from_utf8(&src[i + 1..(i + 2).min(src.len())]).ok())
+                    .and_then(|s| s.chars().next());
+                let n = ch.map_or(1, char::len_utf8);
+                if src.get(i + 1 + n) == Some(&b'\'') {
+                    clear(&mut out, i + 1, i + 1 + n);
+                    i += n + 2;
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    (out, lits)
+}
+
+/// Removes every item under `#[cfg(test)]` from blanked code; returns the removed ranges and
+/// notes the test-only module files it declares.
+fn strip_tests(code: &mut [u8], test_modules: &mut Vec<String>) -> Vec<std::ops::Range<usize>> {
+    let mut removed = Vec::new();
+    let text = String::from_utf8_lossy(code).into_owned();
+    let decl =
+        Regex::new(r"^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;").unwrap();
+    for (at, _) in text.match_indices("#[cfg(test)]") {
+        let after = at + "#[cfg(test)]".len();
+        if let Some(m) = decl.captures(&text[after..]) {
+            test_modules.push(m[1].to_string());
+        }
+        // The item: up to its first `;` or through the braces it opens.
+        let mut depth = 0usize;
+        let mut end = text.len();
+        for (j, b) in code.iter().enumerate().skip(after) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = j + 1;
+                        break;
+                    }
+                }
+                b';' if depth == 0 => {
+                    end = j + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        removed.push(at..end);
+    }
+    for r in &removed {
+        for c in &mut code[r.clone()] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    removed
+}
+
+/// The non-test `.rs` files under `dir`, with test-only module files left out.
+fn sources(dir: &Path) -> Vec<Source> {
+    let mut files: Vec<Source> = crate::secrets::files_under(dir)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| read(p))
+        .collect();
+    // `#[cfg(test)] mod x;` in a/b.rs (or a/mod.rs, lib.rs) names a/b/x.rs (a/x.rs).
+    let mut test_only: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in &files {
+        let stem = f.path.file_stem().unwrap().to_str().unwrap();
+        let base = if matches!(stem, "mod" | "lib" | "main") {
+            f.path.parent().unwrap().to_path_buf()
+        } else {
+            f.path.with_extension("")
+        };
+        for m in &f.test_modules {
+            test_only.insert(base.join(format!("{m}.rs")));
+            test_only.insert(base.join(m).join("mod.rs"));
+        }
+    }
+    files.retain(|f| {
+        !test_only
+            .iter()
+            .any(|t| f.path == *t || f.path.starts_with(t.with_extension("")))
+    });
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// The source roots of the workspace's library crates (the top crate's `src/lib`), by name.
+fn crate_roots() -> Vec<(String, PathBuf)> {
+    let mut out = vec![("memkit".to_string(), root().join("src/lib"))];
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // Test support: a test's helpers, not the product.
+        if name != "memkit-testkit" && e.path().join("src/lib.rs").is_file() {
+            out.push((name, e.path().join("src")));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn sql_is_written_only_in_the_store() {
+    let sql = Regex::new(
+        r"\bSELECT\b[\s\S]*\bFROM\b|\bSELECT (count|1|\*)|\bINSERT (OR \w+ )?INTO\b|\bUPDATE \w+ SET\b|\bDELETE FROM\b|\bCREATE (UNIQUE |VIRTUAL )?(TABLE|INDEX|TRIGGER|VIEW)\b|\bPRAGMA \w|\bFROM \w+( \w+)? WHERE\b|\bDROP (TABLE|INDEX|TRIGGER|VIEW)\b|\bALTER TABLE\b|\bREPLACE INTO\b|\bWITH (RECURSIVE )?\w+( \([^)]*\))? AS \(",
+    )
+    .unwrap();
+    let store = root().join("crates/memkit-core/src/store");
+    let mut dirs: Vec<PathBuf> = crate_roots().into_iter().map(|(_, d)| d).collect();
+    dirs.push(root().join("src/bin"));
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    for d in dirs {
+        for f in sources(&d) {
+            scanned += 1;
+            if f.path.starts_with(&store) {
+                continue;
+            }
+            for (at, lit) in &f.literals {
+                if let Some(m) = sql.find(lit) {
+                    found.push(format!(
+                        "{}:{}: {:?}",
+                        f.path.strip_prefix(root()).unwrap().display(),
+                        f.line(*at),
+                        m.as_str().chars().take(60).collect::<String>()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} source files found");
+    assert!(
+        found.is_empty(),
+        "SQL outside crates/memkit-core/src/store/ (write it as a named function there):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The module a file is: its path under the crate's source root, `a/mod.rs` and `a.rs` both `a`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// `crate::…` and `super::…` paths in blanked code, `use` groups expanded: (offset, segments).
+fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
+    let start = Regex::new(r"\b(crate|super)::").unwrap();
+    let mut out = Vec::new();
+    for m in start.find_iter(code) {
+        if code[..m.start()].ends_with('$') {
+            continue; // $crate in a macro
+        }
+        let mut acc = Vec::new();
+        expand(&code[m.start()..], &mut Vec::new(), &mut acc);
+        out.extend(acc.into_iter().map(|p| (m.start(), p)));
+    }
+    out
+}
+
+/// Reads one path from the start of `s` (a `{…}` group expands into one path per member).
+fn expand(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let base = prefix.len();
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'{' {
+            i += 1;
+            loop {
+                i += expand(&s[i..], prefix, out);
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                match b.get(i) {
+                    Some(b',') => i += 1,
+                    Some(b'}') => {
+                        i += 1;
+                        break;
+                    }
+                    _ => break,
+                }
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                    break;
+                }
+            }
+            prefix.truncate(base);
+            return i;
+        }
+        let w = s[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(s.len() - i, |n| n);
+        if w == 0 {
+            break;
+        }
+        prefix.push(s[i..i + w].to_string());
+        i += w;
+        if s[i..].starts_with("::") {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    if prefix.len() > base {
+        out.push(prefix.clone());
+    }
+    prefix.truncate(base);
+    i
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let mut circles = Vec::new();
+    for (name, src) in crate_roots() {
+        let files = sources(&src);
+        let modules: BTreeMap<Vec<String>, &Source> = files
+            .iter()
+            .map(|f| (module_of(&src, &f.path), f))
+            .collect();
+        // module -> module it names -> where, first
+        let mut edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
+        for (m, f) in &modules {
+            let code = String::from_utf8_lossy(&f.code);
+            for (at, p) in paths(&code) {
+                let mut target: Vec<String> = Vec::new();
+                let mut segs = p.iter().peekable();
+                if segs.peek().map(|s| s.as_str()) == Some("crate") {
+                    segs.next();
+                } else {
+                    target = m.clone();
+                    while segs.peek().map(|s| s.as_str()) == Some("super") {
+                        segs.next();
+                        target.pop();
+                    }
+                }
+                target.extend(segs.cloned());
+                // The longest prefix that is a file of the crate.
+                while !modules.contains_key(&target) {
+                    target.pop();
+                }
+                // The crate root declares modules and re-exports: naming an item through it is
+                // not an import of the root's own code.
+                if target != *m && !target.is_empty() {
+                    edges
+                        .entry(m.clone())
+                        .or_default()
+                        .entry(target)
+                        .or_insert_with(|| {
+                            format!(
+                                "{}:{}",
+                                f.path.strip_prefix(root()).unwrap().display(),
+                                f.line(at)
+                            )
+                        });
+                }
+            }
+        }
+        for cycle in cycles(&edges) {
+            let mut hops = Vec::new();
+            for (i, a) in cycle.iter().enumerate() {
+                let b = &cycle[(i + 1) % cycle.len()];
+                hops.push(format!(
+                    "  {} -> {} ({})",
+                    a.join("::"),
+                    b.join("::"),
+                    edges[a][b]
+                ));
+            }
+            circles.push(format!("{name}:\n{}", hops.join("\n")));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles (move what both sides use into a module below them):\n{}",
+        circles.join("\n")
+    );
+}
+
+/// One circle through each strongly connected group of modules.
+fn cycles(edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>) -> Vec<Vec<Vec<String>>> {
+    type M = Vec<String>;
+    let reach = |from: &M| -> BTreeMap<M, M> {
+        // Breadth-first from `from`: each module reached, with the one it was reached from.
+        let mut prev: BTreeMap<M, M> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([from.clone()]);
+        while let Some(a) = queue.pop_front() {
+            for b in edges.get(&a).into_iter().flat_map(|e| e.keys()) {
+                if !prev.contains_key(b) {
+                    prev.insert(b.clone(), a.clone());
+                    queue.push_back(b.clone());
+                }
+            }
+        }
+        prev
+    };
+    let mut done: BTreeSet<M> = BTreeSet::new();
+    let mut out = Vec::new();
+    for m in edges.keys() {
+        if done.contains(m) {
+            continue;
+        }
+        let prev = reach(m);
+        if !prev.contains_key(m) {
+            continue;
+        }
+        // Walk back from m to m: the shortest circle through it.
+        let mut path = vec![m.clone()];
+        let mut at = prev[m].clone();
+        while at != *m {
+            path.push(at.clone());
+            at = prev[&at].clone();
+        }
+        path.reverse();
+        path.rotate_right(1);
+        for p in &path {
+            done.insert(p.clone());
+        }
+        out.push(path);
+    }
+    out
+}
+
+/// About 250 lines: a tool's clap arguments, its man page text, and the printing of one result.
+const MAX_LINES: usize = 260;
+
+#[test]
+fn tool_files_stay_thin() {
+    let mut fat = Vec::new();
+    for f in sources(&root().join("src/lib/cmd")) {
+        let lines = std::fs::read_to_string(&f.path).unwrap().lines().count();
+        if lines > MAX_LINES {
+            fat.push(format!(
+                "{}: {lines} lines",
+                f.path.strip_prefix(root()).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        fat.is_empty(),
+        "tool files over {MAX_LINES} lines (parse, one domain call, print: the rest belongs in a domain crate):\n{}",
+        fat.join("\n")
+    );
+}
