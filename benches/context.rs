@@ -37,10 +37,7 @@ fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f6
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::var("MEMKIT_BENCH_SIZES")
-        .ok()
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000, 100_000]);
+    let sizes = common::sizes(&[10_000, 100_000]);
     if let Some(h) = std::env::var_os("MEMKIT_BENCH_MEASURE") {
         return measure(Path::new(&h));
     }
@@ -65,17 +62,6 @@ fn main() {
              INSERT OR IGNORE INTO sessions (session_id, project, summary, started_at, last_activity_at, ended_at, status)
                SELECT session_id, project, 'Worked on: ' || group_concat(title, '; '), min(created_at), max(created_at), max(created_at), 'ended'
                FROM observations GROUP BY session_id;
-             -- Files in play: each observation came from a Read and an Edit of one of 60
-             -- files of its project, linked as mem-compress links them.
-             INSERT INTO pending_queue (session_id, project, event, tool_name, payload, files, status, created_at)
-               SELECT session_id, project, 'PostToolUse', t.tool,
-                      json_object('tool_input', json_object('file_path', project || '/src/m' || (id % 60) || '.rs',
-                                  'new_string', 'fn handler_' || (id % 97) || '() {}')),
-                      json_array(project || '/src/m' || (id % 60) || '.rs'), 'done', created_at
-               FROM observations, (SELECT 'Read' AS tool UNION ALL SELECT 'Edit') AS t;
-             INSERT INTO observation_sources (observation_id, queue_id)
-               SELECT o.id, q.id FROM pending_queue q JOIN observations o
-                 ON o.session_id = q.session_id AND o.created_at = q.created_at;
              -- Learnings: one per 20 observations of a project, confidences spread over
              -- 0.1-0.95, a tenth of them inactive.
              INSERT INTO learnings (project, content, category, confidence, times_seen, is_active, created_at, updated_at)
@@ -84,6 +70,8 @@ fn main() {
                FROM observations WHERE id % 20 = 0;",
         )
         .unwrap();
+        // Files in play: a Read and an Edit behind each observation.
+        conn.execute_batch(common::FILE_CALLS_SQL).unwrap();
         index::update(
             &conn,
             &Layout::new(&home),
@@ -121,19 +109,12 @@ fn main() {
             "cwd": PROJECT, "source": "startup"});
         std::fs::write(home.join("start.json"), v.to_string()).unwrap();
         // Timing in a fresh process: a child forked from this big one would carry its pages.
-        let st = std::process::Command::new(std::env::current_exe().unwrap())
-            .env("MEMKIT_BENCH_MEASURE", &home)
-            .status()
-            .unwrap();
-        assert!(st.success());
+        common::measure_apart(&home);
     }
 }
 
 fn measure(home: &Path) {
-    let n: i64 = rusqlite::Connection::open(home.join("mem.db"))
-        .unwrap()
-        .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
-        .unwrap();
+    let n = common::observations(home);
     let start = vec![home.join("start.json"); 40];
     let (base, _, _) = runs(home, &["--version"], &start);
     println!("{n} observations: baseline mem-context --version p50 {base:.2} ms");

@@ -90,3 +90,42 @@ pub fn timed(mut c: Command, stdin: Option<&Path>) -> (f64, f64, i32) {
     let (code, rss) = reap(&child);
     (t.elapsed().as_secs_f64() * 1000.0, rss, code)
 }
+
+/// Sizes from MEMKIT_BENCH_SIZES (comma-separated), else `default`.
+pub fn sizes(default: &[usize]) -> Vec<usize> {
+    std::env::var("MEMKIT_BENCH_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+/// Behind each observation, a Read and an Edit of one of 60 files of its project in the
+/// queue, linked as mem-compress links them.
+pub const FILE_CALLS_SQL: &str = "
+    INSERT INTO pending_queue (session_id, project, event, tool_name, payload, files, status, created_at)
+      SELECT session_id, project, 'PostToolUse', t.tool,
+             json_object('tool_input', json_object('file_path', project || '/src/m' || (id % 60) || '.rs',
+                         'new_string', 'fn handler_' || (id % 97) || '() {}')),
+             json_array(project || '/src/m' || (id % 60) || '.rs'), 'done', created_at
+      FROM observations, (SELECT 'Read' AS tool UNION ALL SELECT 'Edit') AS t;
+    INSERT INTO observation_sources (observation_id, queue_id)
+      SELECT o.id, q.id FROM pending_queue q JOIN observations o
+        ON o.session_id = q.session_id AND o.created_at = q.created_at;";
+
+/// Times in a fresh process (MEMKIT_BENCH_MEASURE=home): a child forked from the big set-up
+/// process would carry its pages.
+pub fn measure_apart(home: &Path) {
+    let st = Command::new(std::env::current_exe().unwrap())
+        .env("MEMKIT_BENCH_MEASURE", home)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// How many observations the data home holds.
+pub fn observations(home: &Path) -> i64 {
+    rusqlite::Connection::open(home.join("mem.db"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
+        .unwrap()
+}

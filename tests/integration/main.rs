@@ -15,6 +15,7 @@ mod learn;
 mod mcp;
 mod pipeline;
 mod privacy;
+mod recall;
 mod records;
 mod report;
 mod rerank;

@@ -233,18 +233,32 @@ fn plugin_files_register_the_capture_hook_for_every_event_and_the_pipeline_on_st
         // Stop and SessionEnd store the event, then start the pipeline that compresses it: in
         // one handler, since Claude Code runs an event's handlers in parallel.
         let capture = match ev {
-            "Stop" | "SessionEnd" => "mem-capture --hook; mem pipeline --detach",
+            "Stop" | "SessionEnd" | "PreCompact" => "mem-capture --hook; mem pipeline --detach",
             _ => "mem-capture --hook",
         };
         assert!(cmds.contains(&capture), "{ev}: {cmds:?}");
         let context = match ev {
-            "SessionStart" => Some("mem-context --hook"),
+            "SessionStart" | "PostToolUseFailure" => Some("mem-context --hook"),
             "UserPromptSubmit" => Some("mem-context --hook --prompt"),
             _ => None,
         };
         if let Some(c) = context {
             assert!(cmds.contains(&c), "{ev}: {cmds:?}");
         }
+    }
+    // Recall: before file tools, after a Bash call, and for subagents, with those matchers.
+    for (ev, matcher) in [
+        ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
+        ("PostToolUse", "Bash"),
+        ("SubagentStart", ""),
+    ] {
+        let groups = hooks["hooks"][ev].as_array().unwrap();
+        assert!(
+            groups.iter().any(
+                |g| g["matcher"] == matcher && g["hooks"][0]["command"] == "mem-context --hook"
+            ),
+            "{ev}: {groups:?}"
+        );
     }
     // The skill that teaches Claude to drill down: small, and naming only tools that exist.
     let skills = root.join(plugin["skills"].as_str().expect("skills path"));

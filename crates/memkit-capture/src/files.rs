@@ -38,22 +38,7 @@ pub fn touched(input: Option<&Value>, cwd: Option<&str>) -> Vec<String> {
 
 pub use memkit_core::project::is_absolute;
 
-/// Joins a relative path to `cwd` with the separator `cwd` uses; absolute paths are kept.
-pub fn resolve(p: &str, cwd: Option<&str>) -> String {
-    let p = p.trim();
-    if p.is_empty() || is_absolute(p) {
-        return memkit_core::project::canonical(p).into_owned();
-    }
-    let cwd = cwd.map(memkit_core::project::canonical);
-    let cwd = cwd.as_deref();
-    match cwd {
-        Some(cwd) if !cwd.is_empty() => {
-            let joined = memkit_core::project::join(cwd, p.trim_start_matches("./"));
-            memkit_core::project::canonical(&joined).into_owned()
-        }
-        _ => p.to_string(),
-    }
-}
+pub use memkit_core::project::resolve;
 
 #[cfg(test)]
 mod tests {

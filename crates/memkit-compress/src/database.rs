@@ -165,6 +165,9 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
             }
         }
     }
+    // Error recall reads these; before drop_raw, which empties the responses they come from.
+    let failures = store::write_tx(&conn, store::failures::index)?;
+    counts.insert("failures".into(), failures as u64);
     stats_into(&mut counts, &comp);
     let warnings = std::mem::take(&mut comp.warnings);
     drop(comp);

@@ -11,6 +11,7 @@
 pub mod files;
 pub mod history;
 pub mod prompt;
+pub mod recall;
 pub mod request;
 
 use rusqlite::Connection;

@@ -287,4 +287,4 @@ fn prompt_block(
     Ok(())
 }
 
-const WELCOME: &str = "memkit is recording this project; what happens in this session will be remembered here next time (`mem-search \"<words>\"` searches past work).\n";
+pub const WELCOME: &str = "memkit is recording this project; what happens in this session will be remembered here next time (`mem-search \"<words>\"` searches past work).\n";

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod discover;
 pub mod error;
+pub mod errsig;
 pub mod hook;
 pub mod ids;
 pub mod log;
@@ -27,6 +28,14 @@ pub fn clip(s: &str, max: usize) -> String {
     let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
     t.push('…');
     t
+}
+
+/// The first `n` hex digits of the SHA-256 of `bytes`: a file name for any text.
+pub fn short_hash(bytes: &[u8], n: usize) -> String {
+    use sha2::Digest;
+    let mut h = hex::encode(sha2::Sha256::digest(bytes));
+    h.truncate(n);
+    h
 }
 
 /// Text of bytes that should be UTF-8, with U+FFFD for what is not. Validates first: on valid

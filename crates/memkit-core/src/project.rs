@@ -66,6 +66,21 @@ pub fn join(root: &str, rel: &str) -> String {
     format!("{}{sep}{rel}", root.trim_end_matches(['/', '\\']))
 }
 
+/// A tool input's path as capture stores it: relative paths joined to `cwd` with the
+/// separator `cwd` uses, absolute ones kept; both [`canonical`].
+pub fn resolve(p: &str, cwd: Option<&str>) -> String {
+    let p = p.trim();
+    if p.is_empty() || is_absolute(p) {
+        return canonical(p).into_owned();
+    }
+    match cwd.map(canonical) {
+        Some(cwd) if !cwd.is_empty() => {
+            canonical(&join(&cwd, p.trim_start_matches("./"))).into_owned()
+        }
+        _ => p.to_string(),
+    }
+}
+
 /// `path` relative to the project `root` when inside it, else as it is.
 pub fn relative<'a>(path: &'a str, root: &str) -> &'a str {
     path.strip_prefix(root)

@@ -88,18 +88,19 @@ pub struct Outcome {
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 
 /// One session: its transcript files (main and subagents) parsed.
-struct Session {
-    id: String,
-    start: String,
-    files: Vec<Parsed>,
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) start: String,
+    pub(crate) files: Vec<Parsed>,
     /// (time, absolute path) of each edit, in time order.
-    edits: Vec<(String, String)>,
+    pub(crate) edits: Vec<(String, String)>,
     /// (time, absolute path) of each file any call named.
     touched: Vec<(String, String)>,
 }
 
-/// Replays every project found in `dirs` (transcript files or folders of them).
-pub fn run(set: &str, dirs: &[PathBuf], opts: &Options, progress: Progress) -> Result<Outcome> {
+/// The sessions of every project found in `dirs` (transcript files or folders of them), each
+/// project's in start order.
+pub(crate) fn projects(dirs: &[PathBuf]) -> Result<BTreeMap<String, Vec<Session>>> {
     let mut files = Vec::new();
     for d in dirs {
         if d.is_dir() {
@@ -116,7 +117,12 @@ pub fn run(set: &str, dirs: &[PathBuf], opts: &Options, progress: Progress) -> R
         let bytes = std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
         parsed.push(transcript::parse(f, &bytes));
     }
-    let projects = sessions_by_project(parsed);
+    Ok(sessions_by_project(parsed))
+}
+
+/// Replays every project found in `dirs` (transcript files or folders of them).
+pub fn run(set: &str, dirs: &[PathBuf], opts: &Options, progress: Progress) -> Result<Outcome> {
+    let projects = projects(dirs)?;
     let total: usize = projects.values().map(Vec::len).sum();
     let mut out = Outcome {
         reports: vec![],
@@ -229,48 +235,15 @@ fn replay(
     ));
     std::fs::create_dir_all(&home)?;
     let cfg = Config::load(&home)?;
-    let policy = Policy::defaults();
-    // Per session, per file: how many of its events are stored.
-    let mut stored: Vec<Vec<usize>> = sessions.iter().map(|s| vec![0; s.files.len()]).collect();
+    let mut stored = Stored::new(&sessions);
     let mut scores = Vec::new();
     for i in 0..sessions.len() {
         let at = sessions[i].start.clone();
-        let conn = store::open(&cfg.db_path())?;
-        store::write_tx(&conn, |tx| {
-            for (j, s) in sessions[..i].iter().enumerate() {
-                for (k, p) in s.files.iter().enumerate() {
-                    let pr = p.cwd.as_deref().map(project::identify);
-                    if stored[j][k] == 0
-                        && let Some((payload, origin)) = transcript::session_start(p)
-                    {
-                        memkit_capture::store_event(tx, &policy, &payload, &origin, pr.as_ref())?;
-                    }
-                    let new: Vec<&(HookPayload, Origin)> = p.events[stored[j][k]..]
-                        .iter()
-                        .take_while(|(_, o)| o.at < at)
-                        .collect();
-                    for (payload, origin) in &new {
-                        memkit_capture::store_event(tx, &policy, payload, origin, pr.as_ref())?;
-                    }
-                    stored[j][k] += new.len();
-                }
-            }
-            Ok(())
-        })?;
-        drop(conn);
+        stored.load_before(&cfg, &sessions, i, &at)?;
         if i == 0 || sessions[i].edits.is_empty() {
             continue;
         }
-        memkit_compress::database::compress_queue(
-            &cfg,
-            memkit_compress::llm::Backend::heuristic(),
-            memkit_compress::Options::from_config(&cfg)?,
-            &memkit_compress::database::Run {
-                sessions_per_round: 1_000_000,
-                summaries: true,
-                open_turn: chrono::Duration::zero(),
-            },
-        )?;
+        compress(&cfg)?;
         let now_ms = store::parse_instant(&at)
             .map(|t| t.0.timestamp_millis())
             .ok_or_else(|| {
@@ -302,6 +275,64 @@ fn replay(
         scores.push(score(root, &sessions[i], &rec.text, &prior, &touched));
     }
     Ok((scores, home))
+}
+
+/// How many events of each session's files a replay has stored so far.
+pub(crate) struct Stored(Vec<Vec<usize>>);
+
+impl Stored {
+    pub(crate) fn new(sessions: &[Session]) -> Stored {
+        Stored(sessions.iter().map(|s| vec![0; s.files.len()]).collect())
+    }
+
+    /// Stores what the hooks would have captured of the sessions before `i` until `at`.
+    pub(crate) fn load_before(
+        &mut self,
+        cfg: &Config,
+        sessions: &[Session],
+        i: usize,
+        at: &str,
+    ) -> Result<()> {
+        let policy = Policy::defaults();
+        let stored = &mut self.0;
+        let conn = store::open(&cfg.db_path())?;
+        store::write_tx(&conn, |tx| {
+            for (j, s) in sessions[..i].iter().enumerate() {
+                for (k, p) in s.files.iter().enumerate() {
+                    let pr = p.cwd.as_deref().map(project::identify);
+                    if stored[j][k] == 0
+                        && let Some((payload, origin)) = transcript::session_start(p)
+                    {
+                        memkit_capture::store_event(tx, &policy, &payload, &origin, pr.as_ref())?;
+                    }
+                    let new: Vec<&(HookPayload, Origin)> = p.events[stored[j][k]..]
+                        .iter()
+                        .take_while(|(_, o)| o.at.as_str() < at)
+                        .collect();
+                    for (payload, origin) in &new {
+                        memkit_capture::store_event(tx, &policy, payload, origin, pr.as_ref())?;
+                    }
+                    stored[j][k] += new.len();
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Compresses what is queued as the Stop hook's pipeline would have (offline heuristic).
+pub(crate) fn compress(cfg: &Config) -> Result<()> {
+    memkit_compress::database::compress_queue(
+        cfg,
+        memkit_compress::llm::Backend::heuristic(),
+        memkit_compress::Options::from_config(cfg)?,
+        &memkit_compress::database::Run {
+            sessions_per_round: 1_000_000,
+            summaries: true,
+            open_turn: chrono::Duration::zero(),
+        },
+    )?;
+    Ok(())
 }
 
 /// A session's block and baselines against the files it edited; `touched`: every file earlier

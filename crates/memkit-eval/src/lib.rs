@@ -11,6 +11,7 @@ pub mod compression;
 pub mod context;
 pub mod health;
 pub mod qag;
+pub mod recall;
 pub mod retrieval;
 pub mod title;
 

@@ -67,8 +67,20 @@ prompt's vector is already cached: no model is loaded in a hook.
 computed from it, so a block can be reproduced (tests, benchmarks). It sets the clock only: memories
 recorded later still count (mem-eval context replays with only the earlier ones stored).
 
---hook reads the hook payload on stdin (SessionStart or UserPromptSubmit; session_id, cwd, source,
-prompt) and prints the hook's JSON
+Recall, in --hook mode: PreToolUse of Read, Edit, Write, MultiEdit or NotebookEdit gets the
+observations of this project made from edits of that file (and the functions mem-ast saw change in
+it), the most useful first (fixes, decisions and notes before changes, fading over a month), at most
+300 tokens: "o41 bugfix (3 d ago): …". PostToolUseFailure of Bash (and PostToolUse of Bash with a
+non-zero exit code) gets the earlier failures of this project with the same error signature that
+were followed by a fix, and the observation of the fix. The signature is the exception line of a
+traceback, else the first line that says error or failed, with paths, numbers and hashes folded;
+the pipeline stores one per failed call. Nothing is said when there is nothing to say, and a file
+or error is told once per session unless something new was stored since ($MEM_HOME/recall/, cleaned
+by mem-prune). SubagentStart gets the SessionStart block within 500 tokens.
+
+--hook reads the hook payload on stdin (SessionStart, UserPromptSubmit, PreToolUse,
+PostToolUse(Failure), SubagentStart; session_id, cwd, source, prompt, tool_name, tool_input, error)
+and prints the hook's JSON
 ({"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}) or nothing. It never fails Claude
 Code: no database, a broken index or any other problem prints nothing (or fewer layers), exits 0,
 and is logged to $MEM_HOME/logs/mem-context.log. A project with no memories yet gets one welcome
@@ -79,7 +91,8 @@ line. MEM_DISABLE=1 and MEM_EXCLUDE make it print nothing.
 #[derive(Debug, Parser)]
 #[command(name = "mem-context", version, long_about = None)]
 pub struct Args {
-    /// Read a SessionStart or UserPromptSubmit payload on stdin and print the hook's JSON; never fails.
+    /// Read a hook payload on stdin (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
+    /// PostToolUseFailure, SubagentStart) and print the hook's JSON; never fails.
     #[arg(long)]
     pub hook: bool,
     /// Prompt mode: memories relevant to this text (with --hook, to the payload's prompt).
@@ -189,7 +202,20 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
     {
         return Ok(None);
     }
-    let is_prompt = args.prompt.is_some() || payload.event.as_deref() == Some("UserPromptSubmit");
+    let event = payload.event.as_deref().unwrap_or("");
+    // A database another process holds must not keep the session waiting: give up with no
+    // context rather than late.
+    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
+    if matches!(event, "PreToolUse" | "PostToolUse" | "PostToolUseFailure") {
+        let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
+            return Ok(None);
+        };
+        let now = now_ms(args)?.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+        let root = pr.map(|p| p.root);
+        let said = context::recall::hook(home, &conn, &payload, root.as_deref(), now)?;
+        return Ok(said.map(|(event, text)| context::hook_json(&event, &text)));
+    }
+    let is_prompt = args.prompt.is_some() || event == "UserPromptSubmit";
     let prompt = if is_prompt {
         Some(
             args.prompt
@@ -210,19 +236,26 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
             .map(Source::parse)
             .unwrap_or(args.source),
         prompt,
-        budget: budget(&cfg, args.budget)?,
+        budget: match event {
+            // A subagent gets a short block: the project's context, not the session's start.
+            "SubagentStart" => budget(&cfg, args.budget)?.min(context::recall::SUBAGENT_TOKENS),
+            _ => budget(&cfg, args.budget)?,
+        },
         dir: dir.map(std::path::PathBuf::from),
         now_ms: now_ms(args)?,
     };
-    // A database another process holds must not keep the session waiting: give up with no
-    // context rather than late.
-    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
     let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
         return Ok(None);
     };
     let rec = context::request::build(home, &cfg, conn, &req)?;
-    if rec.text.is_empty() {
+    // A subagent needs no welcome: the session it works for got that.
+    if rec.text.is_empty() || (event == "SubagentStart" && rec.text == context::request::WELCOME) {
         return Ok(None);
     }
-    Ok(Some(crate::context::hook_json(&rec.event, &rec.text)))
+    let answers = if event == "SubagentStart" {
+        event
+    } else {
+        &rec.event
+    };
+    Ok(Some(crate::context::hook_json(answers, &rec.text)))
 }

@@ -97,11 +97,18 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         .filter(|h| !h.missing.is_empty())
         .map(|h| format!("{} runs {}", h.file, h.missing.join(", ")))
         .collect();
+    let old: Vec<String> = hooks
+        .iter()
+        .filter(|h| !h.absent.is_empty())
+        .map(|h| format!("{} lacks {}", h.file, h.absent.join(", ")))
+        .collect();
     out.push(check(
         "hooks",
-        broken.is_empty() && hooks.iter().any(|h| h.handlers > 0),
+        broken.is_empty() && old.is_empty() && hooks.iter().any(|h| h.handlers > 0),
         if !broken.is_empty() {
             format!("{} (missing programs)", broken.join("; "))
+        } else if !old.is_empty() {
+            format!("{} (registered by an earlier version)", old.join("; "))
         } else if hooks.iter().any(|h| h.handlers > 0) {
             "registered; every program exists".into()
         } else {
@@ -155,8 +162,10 @@ fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), S
             let bin = tools::bin_dir()?.display().to_string();
             let mut res = Ok(());
             let hooks = crate::install::hooks::registered();
-            let targets: Vec<&crate::install::hooks::Hooks> =
-                hooks.iter().filter(|h| !h.missing.is_empty()).collect();
+            let targets: Vec<&crate::install::hooks::Hooks> = hooks
+                .iter()
+                .filter(|h| !h.missing.is_empty() || !h.absent.is_empty())
+                .collect();
             if targets.is_empty() {
                 // Nothing registered at all: the user's settings.
                 return tools::run_quietly("mem-install", &["--bin-dir", &bin]);

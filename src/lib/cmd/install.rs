@@ -40,7 +40,10 @@ mem pipeline, and mem-pipeline of earlier versions); they are added as their own
 that --uninstall removes exactly them and leaves every other hook in place. Stop and SessionEnd get
 one handler that runs mem-capture --hook and then mem pipeline --detach (Claude Code runs an event's
 handlers in parallel; the pipeline must see the capture), the pipeline only where mem-compress is
-installed. Running it twice changes nothing the second time.
+installed; PreCompact runs the pipeline too, so the work before a compaction is compressed before
+it is summarised away. mem-context --hook also answers PreToolUse of Read, Edit, Write, MultiEdit
+and NotebookEdit (file recall), PostToolUseFailure and PostToolUse of Bash (error recall) and
+SubagentStart (a short project context). Running it twice changes nothing the second time.
 
 Run from a cargo build directory (target/release, target/debug), mem-install first copies the
 memkit programs to ~/.local/bin (--copy-to DIR; hard links when on the same file system) and

@@ -29,7 +29,8 @@ const DETAILS: &str = r#"
 mem-prune drops what memkit no longer needs: the raw tool responses of processed (done) captures
 older than --days (default MEM_RAW_RESPONSE_DAYS, 7; the capture keeps its input and the
 observation its facts), event_log rows and $MEM_HOME/logs/*.log files older than --log-days (30)
-(and the lines older than that of the logs still written to),
+(and the lines older than that of the logs still written to), the per-session markers of what the
+recall hooks told a session ($MEM_HOME/recall/, kind recall_markers) untouched for a day,
 and embedding cache entries unused for MEM_EMBED_CACHE_DAYS that back no current vector. Then it
 vacuums the database (an incremental vacuum when the database is in that mode, else a full one)
 and empties its WAL.
@@ -141,6 +142,14 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     kinds.push(retention::log_files(
         &home.join("logs"),
         log_cutoff,
+        args.dry_run,
+    )?);
+    // What recall hooks told sessions: a session left alone for a day is over.
+    kinds.push(retention::old_files(
+        &crate::context::recall::seen_dir(&home),
+        "recall_markers",
+        None,
+        std::time::SystemTime::from(now - chrono::Duration::days(1)),
         args.dry_run,
     )?);
     kinds.push(retention::log_lines(

@@ -33,7 +33,18 @@ const HOOKS: &[(&str, &[Program], u32)] = &[
     ),
     ("PostToolUse", &[("mem-capture", "--hook")], 10),
     ("PostToolUseFailure", &[("mem-capture", "--hook")], 10),
-    ("PreCompact", &[("mem-capture", "--hook")], 10),
+    // Recall (see MATCHERS): before a file is read or edited, after a shell call failed, and
+    // a subagent's context.
+    ("PreToolUse", &[("mem-context", "--hook")], 10),
+    ("PostToolUse", &[("mem-context", "--hook")], 10),
+    ("PostToolUseFailure", &[("mem-context", "--hook")], 10),
+    ("SubagentStart", &[("mem-context", "--hook")], 10),
+    // The work before a compaction is compressed before its transcript is summarised away.
+    (
+        "PreCompact",
+        &[("mem-capture", "--hook"), ("mem", "pipeline --detach")],
+        10,
+    ),
     ("SubagentStop", &[("mem-capture", "--hook")], 10),
     (
         "Stop",
@@ -161,6 +172,49 @@ pub fn check_events(hooks: &Map<String, Value>) -> std::result::Result<(), Strin
     Ok(())
 }
 
+/// The handlers that run for some tools only: (event, program, matcher). Every other handler
+/// matches all ("").
+const MATCHERS: &[(&str, &str, &str)] = &[
+    (
+        "PreToolUse",
+        "mem-context",
+        "Read|Edit|Write|MultiEdit|NotebookEdit",
+    ),
+    ("PostToolUse", "mem-context", "Bash"),
+];
+
+fn matcher_of(event: &str, programs: &[Program]) -> &'static str {
+    MATCHERS
+        .iter()
+        .find(|(e, p, _)| *e == event && programs.first().is_some_and(|f| f.0 == *p))
+        .map_or("", |m| m.2)
+}
+
+/// memkit's handlers a settings document with memkit's hooks lacks (none when it has none:
+/// then nothing is registered there at all), as "event: program args".
+pub fn absent(settings: &Value) -> Vec<String> {
+    if our_commands(settings).is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    for (event, programs, _) in HOOKS {
+        let matcher = matcher_of(event, programs);
+        let first = programs[0].0;
+        let found = settings["hooks"][*event]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|g| g["matcher"].as_str().unwrap_or("") == matcher)
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .filter_map(|h| h["command"].as_str())
+            .any(|c| program_of(c) == first);
+        if !found {
+            out.push(format!("{event}: {first} {}", programs[0].1));
+        }
+    }
+    out
+}
+
 /// Adds memkit's handlers as one matcher group per event (groups that hold only memkit's
 /// handlers are reused), for the programs found in `built`, run from `bin_dir` (where they are
 /// copied to, or `built` itself). Returns how many handlers were added.
@@ -193,14 +247,16 @@ pub fn add_ours(hooks: &mut Map<String, Value>, built: &Path, bin_dir: &Path) ->
             continue; // refused earlier by check_events
         };
         let handler = json!({"type": "command", "command": command, "timeout": timeout});
+        let matcher = matcher_of(event, programs);
         if let Some(g) = arr.iter_mut().find(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_some_and(|hs| !hs.is_empty() && hs.iter().all(is_ours))
+            g.get("matcher").and_then(Value::as_str).unwrap_or("") == matcher
+                && g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(|hs| !hs.is_empty() && hs.iter().all(is_ours))
         }) {
             g["hooks"].as_array_mut().expect("checked").push(handler);
         } else {
-            arr.push(json!({"matcher": "", "hooks": [handler]}));
+            arr.push(json!({"matcher": matcher, "hooks": [handler]}));
         }
         added += 1;
     }
@@ -223,6 +279,9 @@ pub struct Hooks {
     pub handlers: usize,
     /// Programs those handlers name that do not exist (hooks that would fail).
     pub missing: Vec<String>,
+    /// memkit's handlers this version registers that the file lacks ("PreToolUse: mem-context
+    /// --hook"): an install from an earlier version.
+    pub absent: Vec<String>,
 }
 
 /// The settings files Claude Code reads that may hold memkit's hooks: the user's, then the
@@ -264,6 +323,7 @@ fn hooks_of(path: &Path) -> Option<Hooks> {
         file: path.display().to_string(),
         handlers: commands.len(),
         missing,
+        absent: absent(&v),
     })
 }
 

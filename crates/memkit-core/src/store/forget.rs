@@ -269,6 +269,12 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
             [],
         )?,
     );
+    // A failure's line is captured text, and its fix an observation: both go with them.
+    c.execute(
+        "DELETE FROM failures WHERE queue_id IN (SELECT id FROM f_queue)
+            OR failed_obs IN (SELECT id FROM f_obs) OR fix_obs IN (SELECT id FROM f_obs)",
+        [],
+    )?;
     add(
         "observations",
         c.execute(

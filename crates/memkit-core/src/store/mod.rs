@@ -5,12 +5,14 @@ mod schema;
 pub mod backup;
 pub mod embeddings;
 pub mod events;
+pub mod failures;
 pub mod forget;
 pub mod functions;
 pub mod learnings;
 pub mod observations;
 pub mod projects;
 pub mod queue;
+pub mod recall;
 pub mod report;
 pub mod retention;
 pub mod sessions;
@@ -386,6 +388,25 @@ fn by_chunks<T>(
     let mut out = Vec::new();
     for chunk in ids.chunks(n) {
         out.extend(f(&join_ids(chunk))?);
+    }
+    Ok(out)
+}
+
+/// The first row of each key among `rows` (in their order), at most `limit` of them.
+pub fn first_per_key<T, K: PartialEq>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+    key: impl Fn(&T) -> K,
+    limit: usize,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
+    for row in rows {
+        let r = row?;
+        if !out.iter().any(|o| key(o) == key(&r)) {
+            out.push(r);
+        }
+        if out.len() >= limit {
+            break;
+        }
     }
     Ok(out)
 }

@@ -142,12 +142,13 @@ pub fn reclaim_stale(conn: &Connection, stale_after: chrono::Duration) -> Result
 
 /// Which raw rows are due (`?2` = now, `?4` = the time before which an open turn counts as
 /// abandoned): past their retry time, and part of a closed turn, i.e. not after the session's
-/// last Stop, unless the session ended, the row is a note, or it is older than the grace time.
-/// A turn still in progress is left for the run its Stop triggers.
+/// last Stop or PreCompact, unless the session ended, the row is a note, or it is older than the
+/// grace time. A turn still in progress is left for the run its Stop triggers; a compaction
+/// makes what came before it due, so the early work is compressed before it is summarised away.
 const DUE: &str = "q.status = 'raw' AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
     AND (q.event = 'Note' OR q.created_at < ?4
          OR q.created_at <= (SELECT max(b.created_at) FROM pending_queue b
-                             WHERE b.session_id = q.session_id AND b.event = 'Stop')
+                             WHERE b.session_id = q.session_id AND b.event IN ('Stop', 'PreCompact'))
          OR EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = q.session_id AND s.status = 'ended'))";
 
 fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
@@ -337,7 +338,7 @@ fn prompts_of(conn: &Connection, session_id: &str, typed_only: bool) -> Result<V
 pub const EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
 
 /// `EDIT_TOOLS` as quoted SQL literals ("'Write', 'Edit', …").
-fn edit_tools_sql() -> String {
+pub(super) fn edit_tools_sql() -> String {
     EDIT_TOOLS
         .iter()
         .map(|t| format!("'{t}'"))

@@ -76,8 +76,20 @@ pub fn events(conn: &Connection, before: &str) -> Result<Pruned> {
 
 /// Log files (`*.log` under `dir`) last written before `before`; deleted unless `dry_run`.
 pub fn log_files(dir: &Path, before: SystemTime, dry_run: bool) -> Result<Pruned> {
+    old_files(dir, "log_files", Some("log"), before, dry_run)
+}
+
+/// Files under `dir` (with extension `ext` only, when given) last written before `before`,
+/// counted as `kind`; deleted unless `dry_run`.
+pub fn old_files(
+    dir: &Path,
+    kind: &'static str,
+    ext: Option<&str>,
+    before: SystemTime,
+    dry_run: bool,
+) -> Result<Pruned> {
     let mut out = Pruned {
-        kind: "log_files",
+        kind,
         rows: 0,
         bytes: 0,
     };
@@ -89,8 +101,8 @@ pub fn log_files(dir: &Path, before: SystemTime, dry_run: bool) -> Result<Pruned
         let Ok(m) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        let is_log = path.extension().is_some_and(|x| x == "log");
-        if !m.is_file() || !is_log || m.modified().map_or(true, |t| t >= before) {
+        let wanted = ext.is_none_or(|ext| path.extension().is_some_and(|x| x == ext));
+        if !m.is_file() || !wanted || m.modified().map_or(true, |t| t >= before) {
             continue;
         }
         if !dry_run {

@@ -256,6 +256,27 @@ ALTER TABLE call_graph ADD COLUMN base_confidence REAL;
     r#"
 CREATE INDEX pending_file_calls ON pending_queue(session_id, event, tool_name, created_at, files);
 "#,
+    // 11 (recall): a file's edits by the file, for the PreToolUse hook's one index read (an
+    // edit call names one file, so its `files` is that file's one-element list); and the
+    // error signature of each failed shell call, with the observations of the failure and of
+    // the edit that fixed it, written by the pipeline so error recall only reads.
+    r#"
+CREATE INDEX pending_edited_files ON pending_queue(files, created_at)
+    WHERE event = 'PostToolUse' AND tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit');
+CREATE TABLE failures (
+    queue_id   INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    project    TEXT,
+    signature  TEXT NOT NULL,
+    line       TEXT NOT NULL,
+    failed_obs INTEGER,
+    fix_queue  INTEGER,
+    fix_obs    INTEGER,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX failures_signature ON failures(project, signature, created_at);
+CREATE INDEX failures_unfixed ON failures(session_id) WHERE fix_obs IS NULL;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

@@ -7,6 +7,7 @@ mod benchmark;
 mod compression;
 mod context;
 mod health;
+mod recall;
 mod retrieval;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -20,6 +21,7 @@ pub use benchmark::BenchmarkArgs;
 pub use compression::CompressionArgs;
 pub use context::ContextArgs;
 pub use health::HealthArgs;
+pub use recall::RecallArgs;
 pub use retrieval::RetrievalArgs;
 
 pub const TOOL: crate::cmd::Tool = super::Tool {
@@ -123,6 +125,18 @@ baseline allowed as many files as the block names; and seen, no method but the c
 the edited files that some earlier session touched (edited, read, searched), so the most any ranking
 of the history could name (a plan can name more). --sessions writes each session scored: the files
 it edited, the files each method named, and the block.
+
+recall: the projects' sessions replayed the same way; before session i the store holds the sessions
+before it, compressed, and each Read, Edit, Write, MultiEdit and NotebookEdit call of session i is
+sent as a PreToolUse payload to the hook command (mem-context --hook, a process per call, as of the
+call's time), each failed Bash call as a PostToolUseFailure payload. Printed per project and "all":
+file_calls and the share answered; edits_with_history (edits of files that earlier observations
+changed) and named_earlier, the share whose answer names one of them; answered_without_history and
+repeats (a file answered twice in one session with nothing new stored), both 0 when recall keeps
+quiet as it should; failures, failures_with_earlier_fix (an earlier failure of the same signature
+was fixed), error_answers, error_hits (the answer names that fix) and error_false_positives (it
+names none), beside the baseline that names the last observation that edited a file the failed call
+names (baseline_answers, baseline_hits, baseline_false_positives).
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
@@ -147,6 +161,9 @@ pub enum What {
     Retrieval(RetrievalArgs),
     /// Replay transcripts: does the SessionStart block name the files each session then edits?
     Context(ContextArgs),
+    /// Replay transcripts through the recall hooks: file recall before each Read and edit,
+    /// error recall after each failed shell call.
+    Recall(RecallArgs),
 }
 
 /// The progress bar of the runs that replay or import a set.
@@ -159,6 +176,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Benchmark(a) => benchmark::run(a, io),
         What::Retrieval(a) => retrieval::run(a, io),
         What::Context(a) => context::run(a, io),
+        What::Recall(a) => recall::run(a, io),
     }
 }
 
