@@ -7,6 +7,7 @@
 pub mod cmd;
 pub mod codemap;
 pub mod pipeline;
+pub mod reredact;
 
 pub use memkit_ast as ast;
 pub use memkit_capture as capture;

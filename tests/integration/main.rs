@@ -14,6 +14,7 @@ mod learn;
 mod pipeline;
 mod privacy;
 mod records;
+mod redact;
 mod report;
 mod retrieval;
 mod robust;

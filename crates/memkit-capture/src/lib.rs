@@ -14,6 +14,7 @@
 pub mod files;
 pub mod prompt;
 pub mod redact;
+pub mod reredact;
 pub mod spool;
 pub mod tool;
 pub mod transcript;

@@ -14,6 +14,7 @@ pub mod learn;
 pub mod man;
 pub mod mem;
 pub mod prune;
+pub mod redact;
 pub mod report;
 pub mod search;
 pub mod status;
@@ -35,6 +36,7 @@ pub const ALL: &[Tool] = &[
     report::TOOL,
     eval::TOOL,
     prune::TOOL,
+    redact::TOOL,
     install::TOOL,
 ];
 

@@ -11,6 +11,7 @@ pub mod learnings;
 pub mod observations;
 pub mod projects;
 pub mod queue;
+pub mod redaction;
 pub mod report;
 pub mod retention;
 pub mod sessions;
