@@ -10,6 +10,7 @@ pub mod pipeline;
 pub mod render;
 pub mod report;
 pub mod tools;
+pub mod reredact;
 
 pub use memkit_ast as ast;
 pub use memkit_capture as capture;

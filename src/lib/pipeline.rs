@@ -129,6 +129,9 @@ pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Resul
             });
         };
         failed.clear();
+        if rounds == 0 {
+            redact_if_due(home, report);
+        }
         while rounds < MAX_ROUNDS {
             rounds += 1;
             for s in stages {
@@ -175,6 +178,51 @@ fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
         }
         Ok(false) => {}
         Err(e) => report(&format!("mem-prune: {e}")),
+    }
+}
+
+/// Rewrites what an older redactor stored, before the stages read it (they then embed and
+/// index the rewritten rows); see [`crate::reredact`]. A failure is reported and the next run
+/// tries again.
+fn redact_if_due(home: &Path, report: &mut dyn FnMut(&str)) {
+    let run = || -> Result<Option<crate::reredact::Run>> {
+        let cfg = crate::config::Config::load(home)?;
+        let due = match crate::store::open_if_present(&cfg.db_path())? {
+            Some(c) => crate::reredact::due(&c)?,
+            None => false,
+        };
+        if !due {
+            return Ok(None);
+        }
+        crate::reredact::run(home, &cfg, &Default::default())
+    };
+    match run() {
+        Ok(Some(r)) => report(&format!(
+            "redact: redactor {} -> {}: {}",
+            r.from,
+            r.to,
+            r.rewritten.summary()
+        )),
+        Ok(None) => {}
+        Err(e) => report(&format!("redact: {e}")),
+    }
+}
+
+/// Takes the lock, waiting up to a minute for a run that holds it (a tool that changes what
+/// the stages read, `who`, must not interleave with one).
+pub fn wait_lock(home: &Path, who: &str) -> Result<File> {
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(f) = try_lock(home)? {
+            return Ok(f);
+        }
+        if std::time::Instant::now() >= until {
+            return Err(Error::other(format!(
+                "a mem pipeline run has held {} for a minute; run {who} again when it is done",
+                lock_path(home).display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

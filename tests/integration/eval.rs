@@ -560,7 +560,8 @@ fn doctor_finds_each_planted_problem_and_fix_repairs_it() {
         "UPDATE pending_queue SET status = 'error', last_error = 'HTTP 500'
            WHERE session_id = 'failed' AND event = 'PostToolUse';
          DELETE FROM embeddings WHERE owner_kind = 'observation'
-           AND owner_id = (SELECT max(id) FROM observations);",
+           AND owner_id = (SELECT max(id) FROM observations);
+         UPDATE meta SET value = '0' WHERE key = 'redactor_version';",
     )
     .unwrap();
     drop(db);
@@ -582,7 +583,14 @@ fn doctor_finds_each_planted_problem_and_fix_repairs_it() {
         .collect();
     assert_eq!(
         failed,
-        ["spool", "queue", "embeddings", "indexes", "hooks"],
+        [
+            "spool",
+            "queue",
+            "embeddings",
+            "indexes",
+            "hooks",
+            "redaction"
+        ],
         "{checks:?}"
     );
     assert!(

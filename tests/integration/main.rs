@@ -17,6 +17,7 @@ mod pipeline;
 mod privacy;
 mod recall;
 mod records;
+mod redact;
 mod report;
 mod rerank;
 mod retrieval;

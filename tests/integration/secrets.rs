@@ -14,14 +14,14 @@ use serde_json::{Value, json};
 use crate::compress::{Mock, anthropic_reply, obs_json};
 use crate::{Env, fixtures, jsonl, show};
 
-struct Secret {
-    kind: String,
-    secret: String,
-    text: Option<String>,
-    json: Option<Value>,
+pub struct Secret {
+    pub kind: String,
+    pub secret: String,
+    pub text: Option<String>,
+    pub json: Option<Value>,
 }
 
-fn corpus() -> Vec<Secret> {
+pub fn corpus() -> Vec<Secret> {
     let text = std::fs::read_to_string(fixtures().join("secrets/corpus.jsonl")).unwrap();
     let all: Vec<Secret> = text
         .lines()
@@ -41,7 +41,7 @@ fn corpus() -> Vec<Secret> {
 
 /// What must be found nowhere: each secret as it is, and each run of 8 or more letters and
 /// digits in it, lowercase — the form in which FTS5 and tantivy keep terms.
-fn probes(corpus: &[Secret]) -> Vec<(String, String)> {
+pub fn probes(corpus: &[Secret]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for s in corpus {
         out.push((s.secret.clone(), s.secret.clone()));
@@ -62,7 +62,7 @@ fn probes(corpus: &[Secret]) -> Vec<(String, String)> {
 }
 
 /// Fails naming the secret and where it was found.
-fn assert_clean(what: &str, bytes: &[u8], probes: &[(String, String)]) {
+pub fn assert_clean(what: &str, bytes: &[u8], probes: &[(String, String)]) {
     let lower = bytes.to_ascii_lowercase();
     for (probe, secret) in probes {
         let (hay, needle) = if probe == secret {
@@ -96,6 +96,38 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The BM25 index's terms (its files keep them compressed), space-separated.
+pub fn bm25_terms(env: &Env) -> Vec<u8> {
+    let bm25 =
+        memkit::index::bm25::Bm25::open(&memkit::index::Layout::new(&env.home()).bm25()).unwrap();
+    let searcher = bm25.reader.searcher();
+    let mut terms = Vec::new();
+    for seg in searcher.segment_readers() {
+        let inv = seg.inverted_index(bm25.fields.text).unwrap();
+        let mut stream = inv.terms().stream().unwrap();
+        while stream.advance() {
+            terms.extend_from_slice(stream.key());
+            terms.push(b' ');
+        }
+    }
+    terms
+}
+
+/// The FTS5 index's vocabulary, space-separated.
+pub fn fts_terms(env: &Env) -> String {
+    let db = env.db();
+    db.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, observations_fts, row)",
+    )
+    .unwrap();
+    db.query_row(
+        "SELECT coalesce(group_concat(term, ' '), '') FROM temp.vocab",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
 }
 
 const PROJECT: &str = "/tmp/memkit-secret-project";
@@ -405,32 +437,15 @@ fn no_secret_of_the_corpus_reaches_any_file_or_output() {
             &probes,
         );
     }
-    // The index's terms, which its files keep compressed.
-    let bm25 =
-        memkit::index::bm25::Bm25::open(&memkit::index::Layout::new(&env.home()).bm25()).unwrap();
-    let searcher = bm25.reader.searcher();
-    let mut terms = Vec::new();
-    for seg in searcher.segment_readers() {
-        let inv = seg.inverted_index(bm25.fields.text).unwrap();
-        let mut stream = inv.terms().stream().unwrap();
-        while stream.advance() {
-            terms.extend_from_slice(stream.key());
-            terms.push(b' ');
-        }
-    }
+    let terms = bm25_terms(&env);
     assert!(terms.len() > 1000, "the index has terms");
     assert_clean("the BM25 index's terms", &terms, &probes);
+    assert_clean(
+        "the FTS5 index's terms",
+        fts_terms(&env).as_bytes(),
+        &probes,
+    );
     let db = env.db();
-    db.execute_batch(
-        "CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, observations_fts, row)",
-    )
-    .unwrap();
-    let fts: String = db
-        .query_row("SELECT group_concat(term, ' ') FROM temp.vocab", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_clean("the FTS5 index's terms", fts.as_bytes(), &probes);
 
     // What was redacted says what it was.
     let stored: String = db

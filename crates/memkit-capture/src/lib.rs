@@ -15,6 +15,7 @@ pub mod files;
 pub mod note;
 pub mod prompt;
 pub mod redact;
+pub mod reredact;
 pub mod spool;
 pub mod tool;
 pub mod transcript;

@@ -1,7 +1,8 @@
 //! `mem doctor [--fix]`: each check of the memory with its verdict and the command that fixes
 //! it; `--fix` runs the fixes: drains the spool, puts captures whose compression failed and
 //! left nothing back in the queue, embeds what lacks a vector, rebuilds indexes that differ
-//! from the database, re-registers hooks whose programs went missing, then runs the pipeline.
+//! from the database, re-registers hooks whose programs went missing, rewrites what an older
+//! redactor stored, then runs the pipeline.
 
 use std::path::Path;
 
@@ -135,6 +136,14 @@ fn checks(home: &Path, cfg: &Config, conn: &rusqlite::Connection) -> Result<Vec<
         },
         "mem-install --mcp (from where memkit is installed now)",
     ));
+    let stored = store::redaction::version(conn)?;
+    let current = memkit_capture::redact::VERSION;
+    out.push(check(
+        "redaction",
+        stored >= current,
+        format!("stored texts redacted by redactor version {stored}, this memkit's is {current}"),
+        "mem-redact (rewrites what today's redactor changes)",
+    ));
     Ok(out)
 }
 
@@ -181,6 +190,11 @@ fn fix(c: &Check, home: &Path, cfg: &Config) -> Result<std::result::Result<(), S
         "mcp" => {
             let bin = tools::bin_dir()?.display().to_string();
             tools::run_quietly("mem-install", &["--mcp", "--no-docs", "--bin-dir", &bin])
+        }
+        "redaction" => {
+            let _lock = crate::pipeline::wait_lock(home, "mem doctor --fix")?;
+            crate::reredact::run(home, cfg, &Default::default())?;
+            Ok(Ok(()))
         }
         _ => Ok(Ok(())),
     }

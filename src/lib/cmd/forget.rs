@@ -37,23 +37,6 @@ struct Forgotten {
     dry_run: bool,
 }
 
-/// The pipeline's lock, waited for up to a minute.
-fn pipeline_lock(home: &std::path::Path) -> Result<std::fs::File> {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        if let Some(f) = crate::pipeline::try_lock(home)? {
-            return Ok(f);
-        }
-        if std::time::Instant::now() >= until {
-            return Err(Error::other(format!(
-                "a mem pipeline run has held {} for a minute; run mem forget again when it is done",
-                crate::pipeline::lock_path(home).display()
-            )));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-}
-
 pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
@@ -93,7 +76,7 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     let _lock = if args.dry_run {
         None
     } else {
-        Some(pipeline_lock(&home)?)
+        Some(crate::pipeline::wait_lock(&home, "mem forget")?)
     };
     let mut done = forget::forget(&conn, &target, args.dry_run)?;
     // Events a hook spooled while the database was busy would bring the text back.

@@ -47,7 +47,8 @@ mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PAT
 is the tool's.
 
 mem pipeline runs the background stages in order, mem-compress (required), mem-ast, mem-learn,
-mem-embed and mem-index (and mem-prune once a day), each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
+mem-embed and mem-index (and mem-prune once a day; first, when the stored texts were redacted by an
+older redactor than this memkit's, what mem-redact does), each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
 until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
 mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that
 finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the
@@ -67,12 +68,12 @@ checks of mem-eval health, plus missing or broken hooks). Always exit 0: mem-eva
 check that fails.
 
 mem doctor checks the memory and prints one check record per check (spool, queue, embeddings,
-indexes, hooks) with ok, what it found and the command that fixes it; exit 1 when one fails. With
+indexes, hooks, redaction) with ok, what it found and the command that fixes it; exit 1 when one fails. With
 --fix it runs the fixes of the failed ones: stores what hooks left in spool/, puts captures in error
 that no observation came from back in the queue, runs mem-embed and mem-index, mem-index --rebuild
 for an index that differs from the database, mem-install (with the directory this mem runs from)
 for settings whose hook programs went missing (or the user's settings when none registers memkit),
-then mem pipeline; each failed check says whether it passes now (fixed).
+mem-redact when the stored texts were redacted by an older redactor, then mem pipeline; each failed check says whether it passes now (fixed).
 
 mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
 yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
@@ -116,7 +117,7 @@ pub enum Cmd {
     Status,
     /// Check the memory, each check with the command that fixes it; --fix runs the fixes.
     Doctor {
-        /// Run the fixes (drain the spool, re-queue failed captures, embed, rebuild indexes, re-register hooks), then the pipeline.
+        /// Run the fixes (drain the spool, re-queue failed captures, embed, rebuild indexes, re-register hooks, re-redact), then the pipeline.
         #[arg(long)]
         fix: bool,
     },

@@ -14,6 +14,7 @@ pub mod learn;
 pub mod man;
 pub mod mem;
 pub mod prune;
+pub mod redact;
 pub mod report;
 pub mod search;
 pub mod status;
@@ -37,6 +38,7 @@ pub const ALL: &[Tool] = &[
     mcp::TOOL,
     eval::TOOL,
     prune::TOOL,
+    redact::TOOL,
     install::TOOL,
 ];
 

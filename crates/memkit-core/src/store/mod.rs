@@ -13,6 +13,7 @@ pub mod observations;
 pub mod projects;
 pub mod queue;
 pub mod recall;
+pub mod redaction;
 pub mod report;
 pub mod retention;
 pub mod sessions;

@@ -336,6 +336,37 @@ pub fn update(
     Ok((rep, tags))
 }
 
+/// Merges every segment into one and deletes the files no longer used: a deleted or replaced
+/// document, and its terms, stay in its segment's files until a merge drops them (re-redaction
+/// must leave no old text behind). A missing index is left missing.
+pub fn compact(dir: &Path) -> Result<()> {
+    if !dir.join("meta.json").exists() {
+        return Ok(());
+    }
+    let index = Index::open_in_dir(dir).map_err(|e| index_err("bm25 index", e))?;
+    register_analysers(&index);
+    let ids = index
+        .searchable_segment_ids()
+        .map_err(|e| index_err("bm25 segments", e))?;
+    let mut writer: IndexWriter<TantivyDocument> = index
+        .writer_with_num_threads(1, 15 << 20)
+        .map_err(|e| index_err("bm25 writer", e))?;
+    if !ids.is_empty() {
+        writer
+            .merge(&ids)
+            .wait()
+            .map_err(|e| index_err("bm25 merge", e))?;
+    }
+    writer
+        .garbage_collect_files()
+        .wait()
+        .map_err(|e| index_err("bm25 cleanup", e))?;
+    writer
+        .wait_merging_threads()
+        .map_err(|e| index_err("bm25 merge", e))?;
+    Ok(())
+}
+
 /// Compares the BM25 index's keys with the database.
 pub fn check(conn: &Connection, layout: &Layout) -> Result<Check> {
     let mut c = Check {

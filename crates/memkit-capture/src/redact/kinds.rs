@@ -1,0 +1,307 @@
+//! The table of kinds: every rule (its kind, the words that trigger it, how it finds the
+//! secret) in the order they run, and the machinery that runs them.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+
+use super::*;
+
+/// The capture groups of one match, as byte ranges of the text.
+pub(super) type Groups = [Option<Range<usize>>];
+
+/// Decides one match of a rule, given its groups and the text: `None` keeps it, else the
+/// secret's kind and byte range.
+pub(super) type Check = fn(&Groups, &str) -> Option<(&'static str, Range<usize>)>;
+
+/// Finds a rule's secrets without a regex: the rules whose trigger words are common (`key`,
+/// `token`) would otherwise compile a large regex in most hooks.
+pub(super) type Scan = fn(&str) -> Vec<(Range<usize>, &'static str)>;
+
+pub(super) enum Find {
+    /// A regex and the group holding the secret (0: the whole match).
+    Regex(&'static str, usize),
+    /// A regex whose every match `Check` decides.
+    Checked(&'static str, Check),
+    Scan(Scan),
+}
+
+pub(super) struct Rule {
+    kind: &'static str,
+    /// Lowercase substrings: the rule runs only on text holding one of them…
+    triggers: &'static [&'static str],
+    /// …and, when this is not empty, one of these as well.
+    also: &'static [&'static str],
+    find: Find,
+}
+
+pub(super) const fn rule(
+    kind: &'static str,
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    group: usize,
+) -> Rule {
+    Rule {
+        kind,
+        triggers,
+        also: &[],
+        find: Find::Regex(pattern, group),
+    }
+}
+
+pub(super) const fn checked(
+    kind: &'static str,
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    check: Check,
+) -> Rule {
+    Rule {
+        kind,
+        triggers,
+        also: &[],
+        find: Find::Checked(pattern, check),
+    }
+}
+
+pub(super) const fn scan(kind: &'static str, triggers: &'static [&'static str], f: Scan) -> Rule {
+    Rule {
+        kind,
+        triggers,
+        also: &[],
+        find: Find::Scan(f),
+    }
+}
+
+impl Rule {
+    const fn also(self, also: &'static [&'static str]) -> Rule {
+        Rule { also, ..self }
+    }
+}
+
+/// Words that make a `name = value` name a secret's: the assignment rules' triggers.
+pub(super) const NAME_TRIGGERS: &[&str] = &[
+    "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "cookie",
+];
+
+/// The rules, specific before generic: a secret redacted by an earlier rule leaves a marker
+/// that later ones skip. The regexes are ASCII-only and compiled without Unicode (a third
+/// cheaper), and case-insensitive only where the secret's context is.
+pub(super) const RULES: &[Rule] = &[
+    rule("private", &["<private>"], r"(?is)<private>.*?</private>", 0),
+    rule("private_key", &["private key", "static key"], KEY_BLOCK, 0),
+    rule("private_key", &["private-lines:"], PUTTY_KEY, 0),
+    rule("jwt", &["eyj"], JWT, 0),
+    rule("slack_webhook", &["hooks.slack.com"], SLACK_WEBHOOK, 1),
+    rule("discord_webhook", &["/api/webhooks/"], DISCORD_WEBHOOK, 1),
+    checked("url_password", &["://"], URL_PASSWORD, url_check).also(&["@"]),
+    rule("sendgrid_key", &["sg."], SENDGRID, 0),
+    rule("vault_token", &["hvs.", "hvb.", "hvr."], VAULT, 0),
+    rule(
+        "doppler_token",
+        &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct."],
+        DOPPLER,
+        0,
+    ),
+    rule("telegram_bot_token", &[":aa"], TELEGRAM, 1),
+    scan("password_hash", &["$"], hash_spans),
+    checked("basic_auth", &["basic "], BASIC, basic_check).also(&["auth"]),
+    checked("bearer", &["bearer"], BEARER, bearer_check),
+    checked(
+        "authorization",
+        &["authorization"],
+        AUTHORIZATION,
+        header_check,
+    ),
+    checked("cookie", &["cookie"], COOKIE, header_check),
+    scan("url_secret", &["?", "&", ";"], url_param_spans),
+    rule("password", &["mysql", "mariadb"], MYSQL, 1).also(&[" -p"]),
+    checked(
+        "password",
+        &[
+            "sshpass",
+            "redis-cli",
+            "mongo",
+            "docker login",
+            "storepass",
+            "keypass",
+            "pass:",
+            "htpasswd",
+        ],
+        CLIENT_PASSWORD,
+        plain_value_check,
+    ),
+    checked(
+        "password",
+        &[" -u", "--user", "--proxy-user"],
+        CURL_USER,
+        plain_value_check,
+    )
+    .also(&["curl", "wget", "http", "xh "]),
+    checked(
+        "password",
+        &["machine", "default"],
+        NETRC,
+        plain_value_check,
+    )
+    .also(&["password"]),
+    checked(
+        "password",
+        &["auth=(", "auth = (", "auth("],
+        AUTH_TUPLE,
+        plain_value_check,
+    ),
+    // `--password VALUE`, `--api-key VALUE`.
+    scan("password", NAME_TRIGGERS, flag_spans).also(&["--"]),
+    // `name = value`, `name: value`, `"name": "value"`, `name := value`, `name => value`,
+    // `name == value` (a comparison shows the value too), escaped JSON included.
+    scan("password", NAME_TRIGGERS, assignment_spans).also(&["=", ":"]),
+    // A secret told in prose: "the staging db password is Tr0ub4dor&3", "API key: …".
+    scan("password", NAME_TRIGGERS, natural_spans),
+];
+
+/// The text of a group, when it participated and falls on character boundaries (a bytes
+/// regex without Unicode could in principle end inside a character).
+pub(super) fn group<'t>(g: &Groups, i: usize, hay: &'t str) -> Option<(Range<usize>, &'t str)> {
+    let r = g.get(i)?.clone()?;
+    let t = hay.get(r.clone())?;
+    Some((r, t))
+}
+
+/// Trims a bare value's trailing punctuation (`hunter2,` in prose or a list).
+pub(super) fn trim_bare(hay: &str, r: Range<usize>) -> Range<usize> {
+    let t = hay[r.clone()].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '>']);
+    r.start..r.start + t.len()
+}
+
+/// Strips one pair of surrounding quotes: the range inside them, and whether there were any.
+pub(super) fn unquote(hay: &str, r: Range<usize>) -> (Range<usize>, bool) {
+    let b = &hay.as_bytes()[r.clone()];
+    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
+        return (r.start + 1..r.end - 1, true);
+    }
+    (r, false)
+}
+
+pub(super) struct Compiled {
+    /// Every distinct trigger of two bytes or more (lowercase), and of one byte.
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    bytes: Vec<u8>,
+    /// Each rule's `triggers` and `also`, as indexes into `finders` then `bytes`.
+    any: Vec<Vec<usize>>,
+    all: Vec<Vec<usize>>,
+    /// Length of the longest trigger.
+    longest: usize,
+    regexes: Vec<OnceLock<Regex>>,
+}
+
+pub(super) fn compiled() -> &'static Compiled {
+    static C: OnceLock<Compiled> = OnceLock::new();
+    C.get_or_init(|| {
+        let mut words: Vec<&'static str> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut index = |list: &'static [&'static str]| -> Vec<usize> {
+            list.iter()
+                .map(|t| {
+                    debug_assert_eq!(*t, t.to_ascii_lowercase(), "triggers are lowercase");
+                    if let [b] = t.as_bytes() {
+                        return 1 << 16
+                            | bytes.iter().position(|x| x == b).unwrap_or_else(|| {
+                                bytes.push(*b);
+                                bytes.len() - 1
+                            });
+                    }
+                    words.iter().position(|w| w == t).unwrap_or_else(|| {
+                        words.push(t);
+                        words.len() - 1
+                    })
+                })
+                .collect()
+        };
+        let any = RULES.iter().map(|r| index(r.triggers)).collect();
+        let all = RULES.iter().map(|r| index(r.also)).collect();
+        Compiled {
+            finders: words
+                .iter()
+                .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                .collect(),
+            longest: words.iter().map(|w| w.len()).max().unwrap_or(1),
+            bytes,
+            any,
+            all,
+            regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
+        }
+    })
+}
+
+/// Which rules have their triggers in `text`, ignoring ASCII case.
+///
+/// One SIMD substring search per distinct trigger (memchr for one byte) over a lowercased
+/// copy. Every hook pays for the set-up, and an Aho-Corasick automaton costs more to build
+/// (0.37M instructions for the NFA, 1M for the DFA) than this takes on a 5 KB payload, then
+/// scans 1 MB 4-10x slower; a bit table of byte pairs costs 40 instructions a byte. The copy is
+/// made a window at a time (windows overlap by a trigger's length) so a 50 MB response needs
+/// no second 50 MB.
+pub(super) fn triggered(c: &Compiled, text: &str) -> [bool; RULES.len()] {
+    const WINDOW: usize = 64 * 1024;
+    let b = text.as_bytes();
+    let mut found = vec![false; c.finders.len()];
+    let byte_found: Vec<bool> = c
+        .bytes
+        .iter()
+        .map(|x| memchr::memchr(*x, b).is_some())
+        .collect();
+    let mut lower = Vec::with_capacity(WINDOW.min(b.len()));
+    let mut start = 0;
+    loop {
+        let end = (start + WINDOW).min(b.len());
+        lower.clear();
+        lower.extend(b[start..end].iter().map(u8::to_ascii_lowercase));
+        for (f, hit) in c.finders.iter().zip(found.iter_mut()) {
+            *hit = *hit || f.find(&lower).is_some();
+        }
+        if end == b.len() {
+            break;
+        }
+        start = end + 1 - c.longest;
+    }
+    let is = |t: &usize| {
+        if *t >= 1 << 16 {
+            byte_found[*t - (1 << 16)]
+        } else {
+            found[*t]
+        }
+    };
+    let mut hit = [false; RULES.len()];
+    for (r, h) in hit.iter_mut().enumerate() {
+        *h = c.any[r].iter().any(is) && (c.all[r].is_empty() || c.all[r].iter().any(is));
+    }
+    hit
+}
+
+/// The spans one rule redacts in `text`.
+pub(super) fn rule_matches(i: usize, text: &str) -> Vec<(Range<usize>, &'static str)> {
+    let rule = &RULES[i];
+    let (pattern, group, check) = match rule.find {
+        Find::Scan(f) => return f(text),
+        Find::Regex(p, g) => (p, g, None),
+        Find::Checked(p, c) => (p, 0, Some(c)),
+    };
+    let re = compiled().regexes[i].get_or_init(|| {
+        regex::bytes::RegexBuilder::new(pattern)
+            .unicode(false)
+            .build()
+            .expect("static pattern")
+    });
+    let mut groups: Vec<Option<Range<usize>>> = Vec::new();
+    re.captures_iter(text.as_bytes())
+        .filter_map(|c| {
+            groups.clear();
+            groups.extend(c.iter().map(|m| m.map(|m| m.range())));
+            match check {
+                Some(f) => f(&groups, text),
+                None => groups.get(group)?.clone().map(|r| (rule.kind, r)),
+            }
+            .map(|(kind, r)| (r, kind))
+        })
+        .collect()
+}

@@ -1,0 +1,227 @@
+//! Secret redaction (ARCHITECTURE.md §9), run on every string before it is stored or sent.
+//!
+//! Every secret becomes `[REDACTED:<kind>]`. Four layers, in this order:
+//! 1. tokens whose prefix names them (`ghp_`, `npm_`, `hf_`, `sk_test_`, `AKIA`…): found in the
+//!    same pass over the text's runs of token characters as layer 4;
+//! 2. pattern rules for secrets known by their context: key blocks (also without their END
+//!    line), credentials in URLs, headers and command lines, `name = value` where the name says
+//!    secret (`AWS_SECRET_ACCESS_KEY=`, `SECRET_KEY = '…'`, `--token X`), a password told in
+//!    prose ("the db password is Tr0ub4dor&3");
+//! 3. in JSON objects ([`redact_value`]), any value under a key that names a secret
+//!    (`api_key`, `password`, `token`…), numbers included, and the `value` of a
+//!    `{"name": "DB_PASSWORD", "value": …}` pair;
+//! 4. a high-entropy scan: a long run that looks random (three character classes, entropy near
+//!    a random string's, frequent class changes) and is not a hash, a UUID, an id Claude's API
+//!    made (`toolu_…`, `msg_…`), a path or base64 of plain text.
+//!
+//! A hook has a budget of a few milliseconds, so the regexes are compiled lazily and only run on
+//! text that contains one of their literal triggers (plain substring searches find those), and
+//! layers 1 and 4 are one byte loop each. config.toml's `[redact]` table adds patterns and an
+//! allow-list, installed once per process by [`configure`].
+//!
+//! One file per family of secret: `tokens` (layer 1), `keys` (key blocks, password hashes),
+//! `urls` (URLs and headers), `commands` (command lines), `assign` (assignments and JSON keys),
+//! `prose`, `entropy` (layer 4); `judge` holds what they share (does a name say secret, is a
+//! value code or a placeholder); `kinds` is the table of rules in the order they run; `config`
+//! the `[redact]` table.
+
+mod assign;
+mod commands;
+mod config;
+mod entropy;
+mod judge;
+mod keys;
+mod kinds;
+mod prose;
+#[cfg(test)]
+mod tests;
+mod tokens;
+mod urls;
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use serde_json::Value;
+
+use assign::*;
+use commands::*;
+use config::*;
+use entropy::*;
+use judge::*;
+use keys::*;
+use kinds::*;
+use prose::*;
+use tokens::*;
+use urls::*;
+
+pub use config::{Settings, configure};
+
+/// The redactor's version, kept in the store beside what it redacted: bump it whenever a rule
+/// is added or widened (a new prefix, kind, pattern or name word), so that `mem pipeline`
+/// rewrites the rows an older redactor stored (see `crate::reredact`).
+pub const VERSION: u32 = 1;
+
+fn marker(kind: &str) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// Replaces the given byte ranges (sorted, not overlapping) of `text` with markers.
+fn splice(text: &str, spans: &[(Range<usize>, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (r, kind) in spans {
+        out.push_str(&text[last..r.start]);
+        out.push_str(&marker(kind));
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Keeps the spans that are on character boundaries, in order, apart, and not allowed.
+fn keep_spans<'k>(
+    text: &str,
+    s: &Settings,
+    found: impl IntoIterator<Item = (Range<usize>, &'k str)>,
+) -> Vec<(Range<usize>, &'k str)> {
+    let mut spans: Vec<(Range<usize>, &str)> = Vec::new();
+    for (r, kind) in found {
+        let Some(secret) = text.get(r.clone()) else {
+            continue;
+        };
+        if r.is_empty() || spans.last().is_some_and(|(p, _)| p.end > r.start) || s.allowed(secret) {
+            continue;
+        }
+        spans.push((r, kind));
+    }
+    spans
+}
+
+/// Layers 1 and 2 and the configured patterns; `None` when nothing was found.
+fn redact_rules(text: &str, s: &Settings, runs: &[Run]) -> Option<String> {
+    let mut out: Option<String> = None;
+    let spans = keep_spans(text, s, prefix_spans(text, runs));
+    if !spans.is_empty() {
+        out = Some(splice(text, &spans));
+    }
+    let hit = triggered(compiled(), text);
+    for i in (0..RULES.len()).filter(|i| hit[*i]) {
+        let cur = out.as_deref().unwrap_or(text);
+        let spans = keep_spans(cur, s, rule_matches(i, cur));
+        if !spans.is_empty() {
+            out = Some(splice(cur, &spans));
+        }
+    }
+    for (kind, re) in &s.patterns {
+        let cur = out.as_deref().unwrap_or(text);
+        let found = re.captures_iter(cur).filter_map(|c| {
+            c.name("secret")
+                .or_else(|| c.get(0))
+                .map(|m| (m.range(), kind.as_str()))
+        });
+        let spans = keep_spans(cur, s, found);
+        if !spans.is_empty() {
+            out = Some(splice(cur, &spans));
+        }
+    }
+    out
+}
+
+fn redact_with<'a>(text: &'a str, s: &Settings, entropy: bool) -> Cow<'a, str> {
+    // Nothing the rules know fits in 7 bytes (a JSON payload has many such strings).
+    if text.len() < 8 && s.patterns.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let runs = long_runs(text);
+    let out = redact_rules(text, s, &runs);
+    if !entropy {
+        return out.map_or(Cow::Borrowed(text), Cow::Owned);
+    }
+    // The runs are found again only in text that the rules changed.
+    let (cur, runs) = match &out {
+        Some(o) => (o.as_str(), long_runs(o)),
+        None => (text, runs),
+    };
+    let spans = entropy_spans(cur, s, &runs);
+    if !spans.is_empty() {
+        return Cow::Owned(splice(cur, &spans));
+    }
+    out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// Replaces every secret in `text` with `[REDACTED:<kind>]`.
+pub fn redact_str(text: &str) -> Cow<'_, str> {
+    redact_with(text, settings(), true)
+}
+
+/// Keys whose values are ids: random-looking by design, never judged by entropy.
+fn id_key(k: &str) -> bool {
+    let lower = k.to_ascii_lowercase();
+    lower.ends_with("uuid")
+        || lower == "id"
+        || (lower.ends_with("id")
+            && (k.ends_with("Id") || k.ends_with("ID") || k[..k.len() - 2].ends_with(['_', '-'])))
+}
+
+/// Redacts every string inside a JSON value, in place; a value under a key that names a
+/// secret goes whole, whatever its type (numbers included).
+pub fn redact_value(v: &mut Value) {
+    redact_value_with(v, settings(), true);
+}
+
+fn redact_value_with(v: &mut Value, s: &Settings, entropy: bool) {
+    match v {
+        Value::String(x) => {
+            if let Cow::Owned(r) = redact_with(x, s, entropy) {
+                *x = r;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_value_with(x, s, entropy)),
+        Value::Object(o) => {
+            // {"name": "DB_PASSWORD", "value": "…"} (env lists, parameter stores).
+            let named = ["name", "Name", "key", "Key"]
+                .iter()
+                .find_map(|k| o.get(*k).and_then(Value::as_str))
+                .and_then(classify_name)
+                .filter(|(st, _)| *st == Strength::Strong)
+                .map(|(_, kind)| kind);
+            for (k, val) in o.iter_mut() {
+                let by_name =
+                    named.filter(|_| matches!(k.as_str(), "value" | "Value" | "secret" | "data"));
+                let by_key = classify_name(k);
+                match (by_name, by_key) {
+                    (Some(kind), _) | (None, Some((Strength::Strong, kind))) => {
+                        redact_secret_value(val, kind, s, false)
+                    }
+                    (None, Some((Strength::Weak, kind))) => redact_secret_value(val, kind, s, true),
+                    (None, None) => redact_value_with(val, s, entropy && !id_key(k)),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A value held under a secret's name: scalars become the marker; containers are searched.
+fn redact_secret_value(v: &mut Value, kind: &'static str, s: &Settings, weak: bool) {
+    match v {
+        Value::String(x) => {
+            let keep =
+                is_placeholder(x) || is_prose(x) || s.allowed(x) || (weak && !looks_random(x));
+            if !keep {
+                *v = Value::String(marker(kind));
+            } else {
+                redact_value_with(v, s, true);
+            }
+        }
+        Value::Number(n) if !weak => {
+            if !s.allowed(&n.to_string()) {
+                *v = Value::String(marker(kind));
+            }
+        }
+        Value::Array(a) => a
+            .iter_mut()
+            .for_each(|x| redact_secret_value(x, kind, s, weak)),
+        _ => redact_value_with(v, s, true),
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    memkit::cli::main("mem-redact", memkit::cmd::redact::run)
+}
