@@ -9,8 +9,8 @@ pub mod install;
 pub mod pipeline;
 pub mod render;
 pub mod report;
-pub mod tools;
 pub mod reredact;
+pub mod tools;
 
 pub use memkit_ast as ast;
 pub use memkit_capture as capture;
