@@ -176,7 +176,6 @@ pub fn normalise(cmd: &str, root: Option<&str>) -> Vec<String> {
             }
         }
         // Adjacent redirections share the space between them: replace until none is left.
-        let mut s = s;
         while REDIRECT.is_match(&s) {
             s = REDIRECT.replace_all(&s, " ").into_owned();
         }

@@ -152,7 +152,7 @@ pub fn registrations(home: &Path, project_root: Option<&Path>) -> Vec<Registrati
             .and_then(|t| serde_json::from_str(&t).ok());
         if let Some(command) = doc
             .as_ref()
-            .and_then(|d| pick(d))
+            .and_then(pick)
             .and_then(|s| s.get("mcpServers"))
             .and_then(|s| s.get(NAME))
             .and_then(|e| e.get("command"))
