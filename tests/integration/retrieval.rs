@@ -457,7 +457,7 @@ fn a_random_vector_arm_does_not_pull_hybrid_down() {
         assert_eq!(r["hybrid"]["mode"], "hybrid");
         // The arm is noise: far below BM25, or the test shows nothing.
         assert!(
-            m("vector", "ndcg@10") < m("bm25", "ndcg@10") - 0.2,
+            m("vector", "ndcg@10") < m("bm25", "ndcg@10") / 2.0,
             "{report}"
         );
         for k in ["ndcg@10", "recall@10"] {
