@@ -291,7 +291,7 @@ fn installed_from_a_build_directory_the_hooks_survive_cargo_clean() {
         .set("PATH", &format!("{}:/usr/bin:/bin", local_bin.display()));
     let out = env.ok(build.path().join("mem-install").to_str().unwrap(), &[], b"");
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("copied 14 programs"), "{said}");
+    assert!(said.contains("copied 15 programs"), "{said}");
     let settings = home.path().join(".claude/settings.json");
     let text = std::fs::read_to_string(&settings).unwrap();
     assert!(!text.contains(build.path().to_str().unwrap()), "{text}");

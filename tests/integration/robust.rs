@@ -71,6 +71,8 @@ const SETTING_USERS: &[(&str, &[&str])] = &[
     ("search_weight_lexical", &["mem-search", "walrus"]),
     ("search_weight_similarity", &["mem-search", "walrus"]),
     ("search_weight_recency", &["mem-search", "walrus"]),
+    ("search_weight_time", &["mem-search", "walrus"]),
+    ("search_rerank_depth", &["mem-search", "--rerank", "walrus"]),
     ("search_weight_type", &["mem-search", "walrus"]),
     ("search_weight_files", &["mem-search", "walrus"]),
     ("search_weight_project", &["mem-search", "walrus"]),

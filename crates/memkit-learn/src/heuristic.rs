@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::{Candidate, rules};
+use crate::{Candidate, commands};
 
 /// How sure a rule stated with an unmistakable marker is ("always", "never", "from now on",
 /// "remember"); a bare "don't …" or "use X instead of Y" is often meant for this task only.
@@ -98,20 +98,14 @@ pub fn extract(prompts: &[String]) -> Vec<Candidate> {
     out
 }
 
-/// Programs whose runs say nothing about how a project works (looking around, not doing).
-pub(crate) const LOOKING: &[&str] = &[
-    "ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "wc", "sed", "awk", "which",
-    "tree", "du", "df", "cd", "sleep", "true", "file", "stat", "sort", "diff", "less", "jq",
-];
-
-/// The commands of a command line as they are compared across sessions ([`rules::normalise`]:
+/// The commands of a command line as they are compared across sessions ([`commands::normalise`]:
 /// plumbing and the project's own path left out), keeping only those worth remembering: not
 /// looking around, not git's housekeeping, not one-offs (a command whose words say no purpose:
 /// build, test, lint or format, install, run) and no long line.
 pub fn command_keys(cmd: &str, root: Option<&str>) -> Vec<String> {
-    rules::normalise(cmd, root)
+    commands::normalise(cmd, root)
         .into_iter()
-        .filter(|c| c.len() <= 100 && !rules::housekeeping(c) && rules::purpose(c).is_some())
+        .filter(|c| c.len() <= 100 && !commands::housekeeping(c) && commands::purpose(c).is_some())
         .collect()
 }
 
@@ -140,7 +134,7 @@ pub fn repeated_commands(
             continue;
         }
         out.push(Candidate {
-            content: format!("{}{c}`", rules::COMMAND_PREFIX),
+            content: format!("{}{c}`", commands::COMMAND_PREFIX),
             category: "convention".into(),
             confidence: WEAK,
             contradicts: None,

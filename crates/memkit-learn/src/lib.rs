@@ -5,6 +5,7 @@
 //! plans call-graph changes from observations. [`session`] runs it all over the sessions due and
 //! writes the outcomes through the store; nothing here prints.
 
+pub mod commands;
 pub mod extract;
 pub mod heal;
 pub mod heuristic;
