@@ -10,6 +10,17 @@ use serde_json::Value;
 use crate::secrets::{assert_clean, bm25_terms, corpus, files_under, fts_terms, probes};
 use crate::{Env, jsonl, show};
 
+/// The tables besides observations given one secret each.
+const ONE_ROW_TABLES: [&str; 7] = [
+    "sessions",
+    "learnings",
+    "pending_queue",
+    "event_log",
+    "failures",
+    "function_map",
+    "projects",
+];
+
 /// Where the planted secrets are.
 struct Planted {
     /// Observations whose text was given a secret (title, detail, facts, a note's summary).
@@ -40,9 +51,9 @@ fn old_store() -> (Env, Planted) {
         .into_iter()
         .filter_map(|s| s.text.clone().map(|t| (t, s.secret.clone())))
         .filter(|(t, _)| !t.contains('\n'))
-        .take(8)
+        .take(11)
         .collect();
-    assert_eq!(texts.len(), 8);
+    assert_eq!(texts.len(), 11);
     let t = |i: usize| sql_text(&texts[i].0);
     let ids: Vec<i64> = env
         .db()
@@ -69,6 +80,15 @@ fn old_store() -> (Env, Planted) {
                WHERE id = (SELECT min(id) FROM pending_queue WHERE event = 'PostToolUse');
              UPDATE event_log SET detail = json_object('error', {})
                WHERE id = (SELECT min(id) FROM event_log);
+             INSERT INTO failures (queue_id, session_id, project, signature, line, created_at)
+               VALUES (999999, 's-old', '/tmp/proj', 'sig', {}, {now});
+             INSERT INTO function_map (session_id, file_path, project, qualname, name, kind,
+                                       signature, docstring, line_start, line_end, body_hash,
+                                       change, created_at)
+               VALUES ('s-old', '/tmp/proj/a.py', '/tmp/proj', 'f', 'f', 'function', 'def f()',
+                       {}, 1, 2, 'h', 'new', {now});
+             UPDATE projects SET description = {}
+               WHERE rowid = (SELECT min(rowid) FROM projects);
              INSERT OR REPLACE INTO meta (key, value) VALUES ('redactor_version', '0');",
             t(0),
             t(1),
@@ -77,7 +97,10 @@ fn old_store() -> (Env, Planted) {
             t(4),
             t(5),
             t(6),
-            t(7)
+            t(7),
+            t(8),
+            t(9),
+            t(10)
         ))
         .unwrap();
     // The old text is embedded and indexed, as it would have been.
@@ -199,7 +222,7 @@ fn one_pipeline_run_rewrites_what_an_older_redactor_stored() {
         env.value("SELECT detail FROM event_log WHERE event = 'redact' ORDER BY id DESC LIMIT 1");
     let logged: Value = serde_json::from_str(&logged).unwrap();
     assert_eq!(logged["changed"]["observations"], 4, "{logged}");
-    for table in ["sessions", "learnings", "pending_queue", "event_log"] {
+    for table in ONE_ROW_TABLES {
         assert_eq!(logged["changed"][table], 1, "{table}: {logged}");
     }
     assert_eq!(
@@ -244,7 +267,7 @@ fn a_dry_run_counts_and_a_killed_run_is_finished_by_the_next() {
     let dry = env.ok("mem-redact", &["--dry-run", "--format", "jsonl"], b"");
     let counts = changed(&dry);
     assert_eq!(counts["observations"], 4, "{}", show(&dry));
-    for table in ["sessions", "learnings", "pending_queue", "event_log"] {
+    for table in ONE_ROW_TABLES {
         assert_eq!(counts[table], 1, "{table}: {}", show(&dry));
     }
     assert_eq!(title(&env), before, "a dry run changes nothing");

@@ -84,9 +84,11 @@ pub fn redact_column(text: &str, form: Form) -> Option<String> {
         redact::redact_value(&mut r);
         return (r != v).then(|| r.to_string());
     }
+    // A rule may rewrite a marker into itself (mysql's `-p[REDACTED:password]`): owned is not
+    // changed.
     match redact::redact_str(text) {
-        Cow::Borrowed(_) => None,
-        Cow::Owned(s) => Some(s),
+        Cow::Owned(s) if s != text => Some(s),
+        _ => None,
     }
 }
 
@@ -167,6 +169,8 @@ mod tests {
         assert_eq!(v["tool_response"]["stdout"], "[REDACTED:github_token]");
         // Redacted text is redacted already: a second pass changes nothing.
         assert_eq!(redact_column(&out, Form::Json), None);
+        let once = redact_column("mysql -u root -pMyS3cretPw -h db", Form::Text).unwrap();
+        assert_eq!(redact_column(&once, Form::Text), None, "{once}");
         // Text in a JSON column that is not JSON is redacted as text.
         assert!(redact_column(&format!("oops {token}"), Form::Json).is_some());
     }

@@ -45,7 +45,8 @@ pub struct Table {
 use Form::{Json, Text};
 
 /// Every stored text a secret can reach: the queue (payloads, raw responses included),
-/// observations (notes included), session summaries, learnings and event_log details.
+/// observations (notes included), session summaries, learnings, event_log details, stored
+/// failures, function docstrings and project descriptions.
 pub const TABLES: &[Table] = &[
     Table {
         name: "pending_queue",
@@ -95,6 +96,26 @@ pub const TABLES: &[Table] = &[
     Table {
         name: "event_log",
         columns: &[("detail", Json)],
+        owner: None,
+        touch: false,
+    },
+    // Error recall prints a stored failure's line to the next session.
+    Table {
+        name: "failures",
+        columns: &[("line", Text), ("signature", Text)],
+        owner: None,
+        touch: false,
+    },
+    // Docstrings and signatures are copied from the edited source, where keys get pasted.
+    Table {
+        name: "function_map",
+        columns: &[("signature", Text), ("docstring", Text)],
+        owner: None,
+        touch: false,
+    },
+    Table {
+        name: "projects",
+        columns: &[("description", Text)],
         owner: None,
         touch: false,
     },
