@@ -269,6 +269,12 @@ fn every_tool_over_stdio_on_the_fixture_store() {
     // file_history: the observation changed the file.
     let fh = c.ok("file_history", json!({"path": file}));
     assert!(refs(&fh["changed_by"]).contains(&oref), "{fh}");
+    // It says what file recall says before an edit, also for a path given by its ending.
+    let recall = fh["recall"].as_str().unwrap_or_else(|| panic!("{fh}"));
+    assert!(recall.starts_with("memkit: earlier work on"), "{recall}");
+    let ending = file.strip_prefix(&format!("{root}/")).unwrap_or(&file);
+    let by_ending = c.ok("file_history", json!({"path": ending}));
+    assert_eq!(by_ending["recall"], fh["recall"], "{by_ending}");
     let nothing = c.ok("file_history", json!({"path": "no/such/file.rs"}));
     assert!(
         nothing["note"].as_str().unwrap().contains("no memory"),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use memkit_capture::{Note, Policy};
 use memkit_context::request::{self as context_request, Request};
-use memkit_context::{Source, history};
+use memkit_context::{Source, history, recall};
 use memkit_core::config::{self, Config};
 use memkit_core::ids::{self, Id};
 use memkit_core::project::{self, Project};
@@ -537,6 +537,23 @@ impl Memory {
             .collect();
         let mut out = json!({"file": path, "changed_by": list(&h.changed), "read_by": list(&h.read),
             "functions_changed": functions});
+        // What the PreToolUse hook would print before an edit of this file: recall takes the
+        // stored path, so a path given by its ending is resolved through the newest change.
+        let stored = h.changed.iter().find_map(|o| {
+            let f = o
+                .files_modified
+                .iter()
+                .find(|f| rep::same_file(f, path.trim_start_matches("./")))?;
+            Some((f.clone(), o.project.clone()))
+        });
+        if let Some((file, root)) =
+            stored.filter(|(_, r)| !r.as_deref().is_some_and(|r| self.excluded(r)))
+        {
+            let now = chrono::Utc::now().timestamp_millis();
+            if let Some(r) = recall::file_recall(&conn, root.as_deref(), &file, now)? {
+                out["recall"] = json!(r.text);
+            }
+        }
         if h.is_empty() {
             out["note"] = json!("no memory of this file in this project");
         }

@@ -43,7 +43,8 @@ after) lists a project's observations around that moment with their sessions; sa
 project) stores a note exactly like mem-capture --note (redacted, MEM_EXCLUDE respected) and starts
 `mem pipeline --detach` so that it becomes searchable; context (prompt, project) returns the
 SessionStart block, or with prompt the memories that text would bring in; file_history (path)
-returns the observations that changed or read a file and the functions changed in it.
+returns the observations that changed or read a file, the functions changed in it, and as recall
+the text the PreToolUse hook prints before an edit of it.
 
 The project is the one of the directory the server was started in (as mem-capture resolves it)
 unless a call names one. Another project's memories appear only when a call passes all_projects
