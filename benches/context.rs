@@ -43,19 +43,9 @@ fn main() {
     }
     // MEMKIT_BENCH_DIR keeps the data homes there (for profiling); else a temporary directory.
     let tmp = tempfile::tempdir().unwrap();
-    let root = std::env::var_os("MEMKIT_BENCH_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| tmp.path().to_path_buf());
-    let base: Vec<synth::Obs> = common::fixture_turns(&root.join("fixtures"))
-        .into_iter()
-        .flat_map(|t| t.obs)
-        .collect();
+    let (root, base) = common::root_and_base(tmp.path());
     for n in sizes {
-        let home = root.join(format!("mem-{n}"));
-        std::fs::create_dir_all(&home).unwrap();
-        let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
-        let corpus = synth::corpus(&base, n, 42, 12);
-        synth::insert(&mut conn, &corpus).unwrap();
+        let (home, conn) = common::synth_store(&root, &base, n);
         conn.execute_batch(
             "UPDATE observations SET functions_changed = json_array('handler_' || (id % 97), 'parse_' || (id % 13))
                WHERE id % 3 = 0;

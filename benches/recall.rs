@@ -15,7 +15,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use memkit_testkit as synth;
 
 const PROJECT: &str = "/bench/project-3";
 const RUNS: usize = 200;
@@ -64,19 +63,9 @@ fn main() {
         return measure(Path::new(&h));
     }
     let tmp = tempfile::tempdir().unwrap();
-    let root = std::env::var_os("MEMKIT_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| tmp.path().to_path_buf());
-    let base: Vec<synth::Obs> = common::fixture_turns(&root.join("fixtures"))
-        .into_iter()
-        .flat_map(|t| t.obs)
-        .collect();
+    let (root, base) = common::root_and_base(tmp.path());
     for n in sizes {
-        let home = root.join(format!("mem-{n}"));
-        std::fs::create_dir_all(&home).unwrap();
-        let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
-        let corpus = synth::corpus(&base, n, 42, 12);
-        synth::insert(&mut conn, &corpus).unwrap();
+        let (home, conn) = common::synth_store(&root, &base, n);
         conn.execute_batch(common::FILE_CALLS_SQL).unwrap();
         // Failures: every 25th observation fixed one of 20 errors.
         let ids: Vec<(i64, String, Option<String>, String)> = conn

@@ -129,3 +129,31 @@ pub fn observations(home: &Path) -> i64 {
         .query_row("SELECT count(*) FROM observations", [], |r| r.get(0))
         .unwrap()
 }
+
+/// The bench root (MEMKIT_BENCH_DIR, kept for profiling, else `tmp`) and the observations the
+/// fixture transcripts give, which the synthetic corpora are made from.
+pub fn root_and_base(tmp: &Path) -> (PathBuf, Vec<memkit_testkit::Obs>) {
+    let root = std::env::var_os("MEMKIT_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| tmp.to_path_buf());
+    let base = fixture_turns(&root.join("fixtures"))
+        .into_iter()
+        .flat_map(|t| t.obs)
+        .collect();
+    (root, base)
+}
+
+/// A data home under `root` holding `n` synthetic observations (seed 42, 12 projects), and its
+/// open store.
+pub fn synth_store(
+    root: &Path,
+    base: &[memkit_testkit::Obs],
+    n: usize,
+) -> (PathBuf, rusqlite::Connection) {
+    let home = root.join(format!("mem-{n}"));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
+    let corpus = memkit_testkit::corpus(base, n, 42, 12);
+    memkit_testkit::insert(&mut conn, &corpus).unwrap();
+    (home, conn)
+}

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+use crate::recall::session;
 use crate::{Env, fixtures, jsonl, show};
 
 /// A data home built once: fixtures imported, compressed and indexed by the real binaries.
@@ -799,53 +800,18 @@ fn files_in_play(env: &Env, tr: &Path, root: &str, now: &str) -> (String, String
     (block, files)
 }
 
-/// One session's transcript in `dir` (Claude Code's folder for `root`): a prompt, then each
-/// call (tool, input, result) and its result, a minute apart from `day`'s 10:00.
-fn write_session(
-    dir: &Path,
-    root: &str,
-    id: &str,
-    day: &str,
-    prompt: &str,
-    calls: &[(&str, Value, &str)],
-) {
-    let folder = dir.join(root.replace('/', "-"));
-    std::fs::create_dir_all(&folder).unwrap();
-    let line = |n: usize, message: Value| {
-        json!({"type": message["role"].clone(), "sessionId": id, "cwd": root,
-               "uuid": format!("{id}-{n}"), "timestamp": format!("{day}T10:{n:02}:00.000Z"),
-               "message": message})
-        .to_string()
-    };
-    let mut lines = vec![line(0, json!({"role": "user", "content": prompt}))];
-    for (k, (tool, input, result)) in calls.iter().enumerate() {
-        let tid = format!("toolu_{k}");
-        lines.push(line(
-            2 * k + 1,
-            json!({"role": "assistant", "content": [{"type": "tool_use", "id": tid,
-                   "name": tool, "input": input}]}),
-        ));
-        lines.push(line(
-            2 * k + 2,
-            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid,
-                   "content": result}]}),
-        ));
-    }
-    std::fs::write(folder.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
-}
-
 /// A project's sessions as transcripts: session `i` (one a day) edits `edits(i)`.
 fn write_sessions(dir: &Path, root: &str, n: usize, edits: impl Fn(usize) -> Vec<&'static str>) {
     for i in 0..n {
-        let calls: Vec<(&str, Value, &str)> = edits(i)
+        let calls: Vec<(&str, Value, &str, bool)> = edits(i)
             .into_iter()
             .map(|f| {
                 let input = json!({"file_path": format!("{root}/{f}"), "old_string": "a",
                                    "new_string": "b"});
-                ("Edit", input, "ok")
+                ("Edit", input, "ok", false)
             })
             .collect();
-        write_session(
+        session(
             dir,
             root,
             &format!("00000000-0000-4000-8000-{i:012}"),
@@ -914,7 +880,7 @@ fn the_files_a_plan_names_lead_the_next_session_even_before_it_touches_them() {
                 into `src/lexer.rs` (new).\n2. Keep `parse/2` and `render/1` as they are; \
                 update tests/parser_test.py.\n3. See ~/.claude/plans/other.md and \
                 https://example.com/a.html";
-    write_session(
+    session(
         &tr,
         root,
         "00000000-0000-4000-8000-00000000aaaa",
@@ -925,11 +891,13 @@ fn the_files_a_plan_names_lead_the_next_session_even_before_it_touches_them() {
                 "Read",
                 json!({"file_path": format!("{root}/src/parser.rs")}),
                 "fn parse() {}",
+                false,
             ),
             (
                 "ExitPlanMode",
                 json!({"plan": plan}),
                 "User has approved your plan.",
+                false,
             ),
         ],
     );

@@ -12,7 +12,7 @@ const ROOT: &str = "/proj/app";
 const OTHER: &str = "/proj/other";
 
 /// One session as a transcript: a prompt, then each call with its result (`true`: an error).
-fn session(
+pub fn session(
     dir: &Path,
     root: &str,
     id: &str,

@@ -38,15 +38,25 @@ impl Stage {
     /// The configured reranker (MEM_SEARCH_RERANK_MODEL, MEM_SEARCH_RERANK_DEPTH), its model
     /// checked but not loaded.
     pub fn from_config(cfg: &Config) -> Result<Stage> {
-        let spec = cfg
-            .get("search_rerank_model")
-            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let depth: Option<usize> = cfg.get_num("search_rerank_depth")?;
-        Ok(Stage::new(
-            Box::new(RerankModel::new(&spec)?),
-            depth.unwrap_or(DEPTH),
-        ))
+        let (spec, depth) = settings(cfg, None, None)?;
+        Ok(Stage::new(Box::new(RerankModel::new(&spec)?), depth))
     }
+}
+
+/// The reranker's model and depth: those given, else the configured ones, else the defaults.
+pub fn settings(
+    cfg: &Config,
+    model: Option<String>,
+    depth: Option<usize>,
+) -> Result<(String, usize)> {
+    let model = model
+        .or_else(|| cfg.get("search_rerank_model"))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let depth = match depth {
+        Some(d) => d,
+        None => cfg.get_num("search_rerank_depth")?.unwrap_or(DEPTH),
+    };
+    Ok((model, depth))
 }
 
 /// The reranker's name under the model cache when none is configured.

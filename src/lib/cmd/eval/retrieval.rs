@@ -126,18 +126,5 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
 /// The reranker and depth hybrid+rerank uses: the flags, else the settings.
 fn rerank_choice(a: &RetrievalArgs) -> Result<(String, usize)> {
     let cfg = Config::load(&config::data_home())?;
-    let model = a
-        .rerank_model
-        .clone()
-        .or_else(|| cfg.get("search_rerank_model"));
-    let depth = match a.rerank_depth {
-        Some(d) => d,
-        None => cfg
-            .get_num("search_rerank_depth")?
-            .unwrap_or(crate::search::rerank::DEPTH),
-    };
-    Ok((
-        model.unwrap_or_else(|| crate::search::rerank::DEFAULT_MODEL.into()),
-        depth,
-    ))
+    crate::search::rerank::settings(&cfg, a.rerank_model.clone(), a.rerank_depth)
 }
