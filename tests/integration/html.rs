@@ -1,0 +1,591 @@
+//! mem-report --html: the page of the fixture store, opened from file:// in Debian's chromium
+//! (headless, driven over the DevTools protocol on a pipe: no port, no websocket), and the
+//! call-graph drawing of the one fixture session mem-ast could map.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::report::compressed_fixtures;
+use crate::{Env, show};
+
+/// The whole fixture store: a window from long before the fixtures to after them.
+const NOW: &str = "2027-01-01T00:00:00Z";
+const DAYS: &str = "3650";
+const SINCE: &str = "2017-01-03T00:00:00.000Z";
+
+/// The fixture store with mem-ast's map and mem-learn's learnings, as the pipeline leaves it.
+fn full_store() -> Env {
+    let env = compressed_fixtures();
+    env.ok("mem-ast", &["-q"], b"");
+    env.ok("mem-learn", &["-q"], b"");
+    env
+}
+
+fn page(env: &Env, extra: &[&str]) -> PathBuf {
+    let out = env.dir.path().join("page.html");
+    let mut args = vec!["--html", "-o", out.to_str().unwrap(), "--now", NOW];
+    args.extend(extra);
+    env.ok("mem-report", &args, b"");
+    out
+}
+
+fn refs(env: &Env, sql: &str) -> BTreeSet<String> {
+    env.db()
+        .prepare(sql)
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn html_page_holds_the_scope_and_writes_where_told() {
+    let env = full_store();
+    let file = page(&env, &["--all-projects", "--days", DAYS]);
+    let html = std::fs::read_to_string(&file).unwrap();
+    // Self-contained: nothing is loaded from anywhere, and the page forbids itself requests.
+    assert!(html.starts_with("<!doctype html>"), "{}", &html[..200]);
+    assert!(html.contains("default-src 'none'"));
+    for outside in ["src=\"http", "href=\"http", "@import", "url(http", "<link "] {
+        assert!(!html.contains(outside), "the page loads {outside}");
+    }
+    let sessions = refs(
+        &env,
+        &format!(
+            "SELECT 's' || rowid FROM sessions WHERE coalesce(last_activity_at, ended_at, started_at, '') >= '{SINCE}'"
+        ),
+    );
+    let obs = refs(&env, "SELECT 'o' || id FROM observations");
+    assert!(
+        sessions.len() > 10 && obs.len() > 30,
+        "{sessions:?} {obs:?}"
+    );
+    for r in sessions.iter().chain(&obs) {
+        assert!(
+            html.contains(&format!("data-ref=\"{r}\"")),
+            "{r} is not on the page"
+        );
+    }
+    // stdout by default: the same page.
+    let out = env.ok(
+        "mem-report",
+        &["--html", "--now", NOW, "--all-projects", "--days", DAYS],
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), html);
+    // One session: that session alone.
+    let one = sessions.iter().next().unwrap();
+    let s = env.ok("mem-report", &["--html", "--session", one], b"");
+    let s = String::from_utf8_lossy(&s.stdout);
+    assert_eq!(s.matches("class=\"session rec\"").count(), 1);
+    assert!(s.contains(&format!("data-ref=\"{one}\"")));
+    // A file: the observations that touched it.
+    let f = env.ok(
+        "mem-report",
+        &["--html", "--file", "session_live.ex", "--all-projects"],
+        b"",
+    );
+    let want = env.count(
+        "SELECT count(*) FROM observations WHERE files_modified LIKE '%/session_live.ex\"%'
+             OR files_read LIKE '%/session_live.ex\"%'",
+    );
+    let f = String::from_utf8_lossy(&f.stdout);
+    assert_eq!(f.matches("class=\"obs rec\"").count() as i64, want);
+    // Nothing in scope: exit 1 and no file; a file that cannot be written is named.
+    let none = env.run(
+        "mem-report",
+        &[
+            "--html",
+            "--all-projects",
+            "--days",
+            "1",
+            "--now",
+            "2020-01-01",
+        ],
+        b"",
+    );
+    assert_eq!(none.status.code(), Some(1), "{}", show(&none));
+    let bad = env.run(
+        "mem-report",
+        &[
+            "--html",
+            "--all-projects",
+            "--days",
+            DAYS,
+            "-o",
+            "/nonexistent/dir/p.html",
+        ],
+        b"",
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent/dir/p.html"));
+}
+
+#[test]
+fn html_call_graphs_of_real_diffs_have_the_changed_functions_and_their_calls() {
+    // The fixture sessions mem-ast could map (their Write calls carry the file).
+    let env = full_store();
+    let fixtures = drawn_graphs(&env);
+    // A real diff with calls among its changes: two releases of requests' sessions.py written
+    // by two sessions of one project.
+    let corpus = std::env::var("MEMKIT_TEST_PYCORPUS")
+        .expect("MEMKIT_TEST_PYCORPUS is not set: run scripts/test (scripts/fetch-pycorpus)");
+    let src = Path::new(&corpus).join("src");
+    let env = Env::new();
+    let proj = env.dir.path().join("proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    let file = proj.join("sessions.py");
+    for (id, release) in [("r1", "requests-2.31.0"), ("r2", "requests-2.32.5")] {
+        let path = src.join(format!("{release}-py3-none-any/requests/sessions.py"));
+        let source = std::fs::read_to_string(&path).unwrap();
+        crate::ast::write_session(&env, &proj, id, &file, &source);
+    }
+    let requests = drawn_graphs(&env);
+    assert!(
+        requests > 0,
+        "requests' diff has no call among its changes ({fixtures} fixture graphs had one)"
+    );
+}
+
+/// Checks the drawing of every mapped session of `env`'s page against the tables; how many
+/// drawings had an edge.
+fn drawn_graphs(env: &Env) -> usize {
+    let html = std::fs::read_to_string(page(env, &["--all-projects", "--days", DAYS])).unwrap();
+    let db = env.db();
+    let mapped: Vec<String> = db
+        .prepare("SELECT DISTINCT session_id FROM ast_files WHERE status = 'ok'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!mapped.is_empty(), "no fixture session was mapped");
+    let mut drawn = 0;
+    for sid in &mapped {
+        let handle: i64 = db
+            .query_row(
+                "SELECT rowid FROM sessions WHERE session_id = ?1",
+                [sid],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let changed = refs(
+            &env,
+            &format!(
+                "SELECT qualname FROM function_map WHERE session_id = '{sid}' AND change != 'unchanged'"
+            ),
+        );
+        // A resolved call whose both ends are changed definitions of the session, worked out
+        // from the tables here rather than by memkit's graph code.
+        let calls = refs(
+            env,
+            &format!(
+                "SELECT DISTINCT c.caller || ' -> ' || c.target FROM call_graph c
+                 JOIN function_map a ON a.session_id = c.session_id AND a.file_path = c.file_path
+                      AND a.qualname = c.caller AND a.change != 'unchanged'
+                 JOIN function_map b ON b.session_id = c.session_id AND b.qualname = c.target
+                      AND b.change != 'unchanged'
+                      AND b.file_path = CASE WHEN c.target_file IS NOT NULL THEN c.target_file
+                          WHEN c.resolution IN ('direct', 'self_method') THEN c.file_path END
+                 WHERE c.session_id = '{sid}' AND c.resolution != 'unresolved'"
+            ),
+        );
+        let start = html.find(&format!("id=\"s{handle}\"")).unwrap();
+        let end = start + html[start..].find("</article>").unwrap();
+        let article = &html[start..end];
+        if changed.is_empty() {
+            assert!(!article.contains("<svg class=\"cg\""), "{article}");
+            continue;
+        }
+        let Some(at) = article.find("<svg class=\"cg\"") else {
+            // Past 60 definitions a session gets its list and a note, not a drawing.
+            assert!(
+                changed.len() > 60 && article.contains("too many to draw"),
+                "no call graph drawn for {} definitions",
+                changed.len()
+            );
+            continue;
+        };
+        let svg = &article[at..];
+        let nodes: BTreeSet<String> = attrs(svg, "data-fn");
+        assert_eq!(nodes, changed, "{svg}");
+        assert_eq!(svg.matches("class=\"cg-node").count(), changed.len());
+        let froms = attr_list(svg, "data-from");
+        let tos = attr_list(svg, "data-to");
+        let edges: BTreeSet<String> = froms
+            .iter()
+            .zip(&tos)
+            .map(|(a, b)| format!("{a} -> {b}"))
+            .collect();
+        assert_eq!(edges, calls, "{svg}");
+        assert_eq!(svg.matches("class=\"cg-edge").count(), calls.len());
+        drawn += (!calls.is_empty()) as usize;
+    }
+    drawn
+}
+
+fn attr_list(s: &str, name: &str) -> Vec<String> {
+    let key = format!(" {name}=\"");
+    s.match_indices(&key)
+        .map(|(i, _)| {
+            let v = &s[i + key.len()..];
+            v[..v.find('"').unwrap()]
+                .replace("&amp;", "&")
+                .replace("&quot;", "\"")
+        })
+        .collect()
+}
+
+fn attrs(s: &str, name: &str) -> BTreeSet<String> {
+    attr_list(s, name).into_iter().collect()
+}
+
+#[test]
+fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
+    let chromium = std::env::var("MEMKIT_TEST_CHROMIUM").expect(
+        "MEMKIT_TEST_CHROMIUM is not set: run scripts/test (scripts/fetch-chromium installs Debian's chromium)",
+    );
+    let env = full_store();
+    let file = page(&env, &["--all-projects", "--days", DAYS]);
+    let url = format!("file://{}", file.display());
+    let mut b = Browser::launch(&chromium, env.dir.path());
+    b.viewport(1280, 800, false);
+    b.open(&url);
+
+    // Every session and observation of the scope, by its visible id.
+    let on_page = |b: &mut Browser, class: &str| -> BTreeSet<String> {
+        let v = b.eval(&format!(
+            "[...document.querySelectorAll('.{class}.rec')].map(e => e.dataset.ref)"
+        ));
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let sessions = refs(
+        &env,
+        &format!(
+            "SELECT 's' || rowid FROM sessions WHERE coalesce(last_activity_at, ended_at, started_at, '') >= '{SINCE}'"
+        ),
+    );
+    assert_eq!(on_page(&mut b, "session"), sessions);
+    assert_eq!(
+        on_page(&mut b, "obs"),
+        refs(&env, "SELECT 'o' || id FROM observations")
+    );
+    let shots = screenshot_dir();
+    b.screenshot(&shots.join("mem-report-html-1280x800.png"));
+
+    // Typing a word keeps exactly the records that contain it.
+    let word = "timeline";
+    b.eval("document.getElementById('q').focus()");
+    b.send("Input.insertText", json!({"text": word}));
+    let recs = b.eval(
+        "[...document.querySelectorAll('.rec')].map(r => ({ref: r.dataset.ref, hidden: r.hidden, \
+         session: r.classList.contains('session'), \
+         text: (r.querySelector(':scope > .own') || r).textContent.toLowerCase(), \
+         child: r.querySelector('.obs:not([hidden])') !== null}))",
+    );
+    let recs = recs.as_array().unwrap();
+    let mut visible = 0;
+    for r in recs {
+        let has = r["text"].as_str().unwrap().contains(word);
+        let shown = !r["hidden"].as_bool().unwrap();
+        let want = has || (r["session"].as_bool().unwrap() && r["child"].as_bool().unwrap());
+        assert_eq!(shown, want, "{}", r["ref"]);
+        visible += (shown && !r["session"].as_bool().unwrap()) as usize;
+    }
+    assert!(
+        visible > 0 && visible < recs.len() / 2,
+        "{visible} of {}",
+        recs.len()
+    );
+    let said = b.eval("document.getElementById('shown').value");
+    assert!(
+        said.as_str()
+            .unwrap()
+            .ends_with(&format!("of {} records", recs.len())),
+        "{said}"
+    );
+    b.eval(
+        "const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input'))",
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('.rec[hidden]').length"),
+        json!(0)
+    );
+
+    // A dark colour scheme changes the colours; a phone's width scrolls nothing sideways.
+    let light = b.eval("getComputedStyle(document.body).backgroundColor");
+    b.send(
+        "Emulation.setEmulatedMedia",
+        json!({"features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
+    );
+    let dark = b.eval("getComputedStyle(document.body).backgroundColor");
+    assert_ne!(light, dark);
+    b.send(
+        "Emulation.setEmulatedMedia",
+        json!({"features": [{"name": "prefers-color-scheme", "value": "light"}]}),
+    );
+    b.viewport(390, 844, true);
+    let width = b
+        .eval("document.documentElement.scrollWidth")
+        .as_i64()
+        .unwrap();
+    assert!(width <= 390, "the page is {width}px wide at phone width");
+    b.screenshot(&shots.join("mem-report-html-390x844.png"));
+
+    // Nothing went wrong in the console and nothing was asked of a network.
+    let events = b.close();
+    let errors: Vec<&Value> = events
+        .iter()
+        .filter(|e| match e["method"].as_str() {
+            Some("Runtime.exceptionThrown") => true,
+            Some("Runtime.consoleAPICalled") => e["params"]["type"] == "error",
+            Some("Log.entryAdded") => e["params"]["entry"]["level"] == "error",
+            _ => false,
+        })
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    let requests: Vec<&str> = events
+        .iter()
+        .filter(|e| e["method"] == "Network.requestWillBeSent")
+        .filter_map(|e| e["params"]["request"]["url"].as_str())
+        .filter(|u| *u != url)
+        .collect();
+    assert!(requests.is_empty(), "requests: {requests:?}");
+    assert!(
+        events.iter().any(|e| e["method"] == "Page.loadEventFired"),
+        "the page never loaded"
+    );
+    if std::env::var("MEMKIT_UPDATE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        std::fs::copy(
+            shots.join("mem-report-html-1280x800.png"),
+            docs.join("mem-report-html.png"),
+        )
+        .unwrap();
+    }
+}
+
+/// Where the screenshots go: MEMKIT_SCREENSHOT_DIR, else target/screenshots.
+fn screenshot_dir() -> PathBuf {
+    let dir = std::env::var_os("MEMKIT_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Headless chromium and one page of it, over `--remote-debugging-pipe`: commands go in on
+/// the browser's fd 3, answers and events come out on its fd 4, each a JSON text ended by NUL.
+struct Browser {
+    child: Child,
+    to: std::io::PipeWriter,
+    from: Receiver<Value>,
+    session: String,
+    next: u64,
+    events: Vec<Value>,
+}
+
+/// Long enough for a cold start on a busy CI machine, short enough that a stall fails fast.
+const WAIT: Duration = Duration::from_secs(30);
+
+impl Browser {
+    fn launch(chromium: &str, scratch: &Path) -> Browser {
+        let profile = scratch.join("chromium-profile");
+        std::fs::create_dir_all(&profile).unwrap();
+        let (cmd_r, cmd_w) = std::io::pipe().unwrap();
+        let (out_r, out_w) = std::io::pipe().unwrap();
+        let (a, b) = (cmd_r.as_raw_fd(), out_w.as_raw_fd());
+        let mut c = Command::new(chromium);
+        // Without these the browser waits on a network this machine does not have.
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        // SAFETY: between fork and exec only async-signal-safe calls (fcntl, dup2), moving the
+        // pipe ends to the fds the protocol names; high copies first so neither end is
+        // overwritten if it already sits on 3 or 4.
+        unsafe {
+            c.pre_exec(move || {
+                let (ha, hb) = (
+                    libc::fcntl(a, libc::F_DUPFD, 10),
+                    libc::fcntl(b, libc::F_DUPFD, 10),
+                );
+                if ha < 0 || hb < 0 || libc::dup2(ha, 3) < 0 || libc::dup2(hb, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = c
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {chromium}: {e}"));
+        drop((cmd_r, out_w));
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(out_r);
+            let mut buf = Vec::new();
+            while r.read_until(0, &mut buf).is_ok_and(|n| n > 0) {
+                buf.pop_if(|c| *c == 0);
+                if let Ok(v) = serde_json::from_slice::<Value>(&buf)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+                buf.clear();
+            }
+        });
+        let mut b = Browser {
+            child,
+            to: cmd_w,
+            from: rx,
+            session: String::new(),
+            next: 0,
+            events: Vec::new(),
+        };
+        let target = b.call("Target.createTarget", json!({"url": "about:blank"}), false);
+        let attached = b.call(
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+            false,
+        );
+        b.session = attached["sessionId"].as_str().unwrap().to_string();
+        for domain in ["Page", "Runtime", "Log", "Network"] {
+            b.send(&format!("{domain}.enable"), json!({}));
+        }
+        b
+    }
+
+    /// One command, to the browser or (`page`) to the page; its result. Events read meanwhile
+    /// are kept.
+    fn call(&mut self, method: &str, params: Value, page: bool) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if page {
+            msg["sessionId"] = json!(self.session);
+        }
+        let mut bytes = serde_json::to_vec(&msg).unwrap();
+        bytes.push(0);
+        self.to.write_all(&bytes).unwrap();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("chromium did not answer {method} in {WAIT:?}"));
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+            self.events.push(v);
+        }
+    }
+
+    fn send(&mut self, method: &str, params: Value) -> Value {
+        self.call(method, params, true)
+    }
+
+    /// The value of a script run in the page.
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.send(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true}),
+        );
+        assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
+        r["result"]["value"].clone()
+    }
+
+    fn viewport(&mut self, width: u32, height: u32, mobile: bool) {
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
+        );
+    }
+
+    /// Navigates and waits for the load event (the page's script has run by then).
+    fn open(&mut self, url: &str) {
+        self.send("Page.navigate", json!({"url": url}));
+        let deadline = Instant::now() + WAIT;
+        while !self
+            .events
+            .iter()
+            .any(|e| e["method"] == "Page.loadEventFired")
+        {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("{url} did not load in {WAIT:?}"));
+            self.events.push(v);
+        }
+    }
+
+    fn screenshot(&mut self, to: &Path) {
+        let r = self.send("Page.captureScreenshot", json!({"format": "png"}));
+        let png = base64(r["data"].as_str().unwrap());
+        assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+        std::fs::write(to, png).unwrap();
+    }
+
+    /// Closes the browser; every event it sent.
+    fn close(mut self) -> Vec<Value> {
+        self.call("Browser.close", json!({}), false);
+        let _ = self.child.wait();
+        self.events.extend(self.from.try_iter());
+        std::mem::take(&mut self.events)
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Standard base64, as the protocol sends screenshots.
+fn base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|c| *c != b'=').map(val).collect();
+    bytes
+        .chunks(4)
+        .flat_map(|q| {
+            let n = q.iter().fold(0u32, |n, v| n << 6 | u32::from(*v)) << (6 * (4 - q.len()));
+            let out = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            out.into_iter().take(q.len() - 1)
+        })
+        .collect()
+}
