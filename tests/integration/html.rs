@@ -179,7 +179,7 @@ fn drawn_graphs(env: &Env) -> usize {
             )
             .unwrap();
         let changed = refs(
-            &env,
+            env,
             &format!(
                 "SELECT qualname FROM function_map WHERE session_id = '{sid}' AND change != 'unchanged'"
             ),

@@ -94,9 +94,9 @@ pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<St
     }
     timeline(conn, &mut h, &t)?;
     learned(conn, &mut h, roots.as_deref(), &t)?;
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main><script>{JS}</script></body></html>\n",
+        "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main><script>{JS}</script></body></html>",
         esc(&minute(now))
     );
     Ok(Some(h))

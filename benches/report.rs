@@ -1,0 +1,105 @@
+//! mem-report --html figures: the time to write the page and its size, for the fixture store
+//! (the fixture transcripts through mem-capture, mem-compress, mem-ast and mem-learn) and for
+//! synthetic stores of 10,000 and 100,000 observations (memkit_testkit::corpus from the
+//! fixtures' real text, seed 42, 12 projects, a summarised session per session id, functions
+//! on a third of the observations, one learning per 20). Run: `cargo build --release --bins &&
+//! cargo bench --bench report` (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes).
+//!
+//! Prints, per store: the median wall time of 3 runs of the process for the whole store in one
+//! page (every project, every day) and for one project of the synthetic stores (a twelfth of
+//! it: the page a user opens), and the page's size.
+
+mod common;
+
+use std::path::Path;
+use std::time::Instant;
+
+use memkit_testkit as synth;
+
+/// Far enough ahead, and back, that every stored day is in the window.
+const ALL: [&str; 4] = ["--now", "2100-01-01", "--days", "36500"];
+
+fn time_page(home: &Path, what: &str, scope: &[&str]) {
+    let page = home.join("page.html");
+    let mut ms = Vec::new();
+    for _ in 0..3 {
+        let mut c = common::cmd(home, "mem-report");
+        c.args(["--html", "-o"]).arg(&page).args(ALL).args(scope);
+        let t = Instant::now();
+        let out = c.output().expect("mem-report");
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(
+            out.status.success(),
+            "mem-report --html {scope:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let bytes = std::fs::metadata(&page).unwrap().len();
+    println!(
+        "{what:<44} {:>9.0} ms  {:>8.2} MB",
+        common::median(&mut ms),
+        bytes as f64 / 1e6
+    );
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    println!(
+        "{:<44} {:>12}  {:>11}",
+        "mem-report --html of", "write (p50)", "page"
+    );
+    // The fixture store as the pipeline leaves it.
+    let fx = root.join("fixtures");
+    let base: Vec<synth::Obs> = common::fixture_turns(&fx)
+        .into_iter()
+        .flat_map(|t| t.obs)
+        .collect();
+    for tool in ["mem-compress", "mem-ast", "mem-learn"] {
+        let st = common::cmd(&fx, tool).arg("-q").output().unwrap();
+        assert!(
+            st.status.success(),
+            "{tool}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+    }
+    let n = common::observations(&fx);
+    time_page(
+        &fx,
+        &format!("fixture store ({n} observations)"),
+        &["--all-projects"],
+    );
+    for n in common::sizes(&[10_000, 100_000]) {
+        let home = root.join(format!("mem-{n}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
+        synth::insert(&mut conn, &synth::corpus(&base, n, 42, 12)).unwrap();
+        conn.execute_batch(common::SESSIONS_AND_LEARNINGS_SQL)
+            .unwrap();
+        let project: String = conn
+            .query_row(
+                "SELECT project FROM observations GROUP BY 1 ORDER BY count(*) DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let per: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM observations WHERE project = ?1",
+                [&project],
+                |r| r.get(0),
+            )
+            .unwrap();
+        drop(conn);
+        time_page(
+            &home,
+            &format!("{n} observations, every project"),
+            &["--all-projects"],
+        );
+        time_page(
+            &home,
+            &format!("{n} observations, one project ({per})"),
+            &["--project", &project],
+        );
+    }
+}
