@@ -309,14 +309,7 @@ fn observation(h: &mut String, o: &Observation, root: Option<&str>) {
     if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
         let _ = write!(h, "<p class=\"detail\">{}</p>", esc(d.trim()));
     }
-    for (label, list) in [
-        ("Facts", &o.facts),
-        ("Concepts", &o.concepts),
-        ("Tags", &o.tags),
-        ("Files modified", &o.files_modified),
-        ("Files read", &o.files_read),
-        ("Functions changed", &o.functions_changed),
-    ] {
+    for (label, list) in model::lists(o) {
         if !list.is_empty() {
             let items: Vec<String> = list
                 .iter()

@@ -266,14 +266,7 @@ pub fn markdown(o: &Observation) -> String {
     if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
         s.push_str(&format!("{}\n\n", d.trim()));
     }
-    for (label, list) in [
-        ("Facts", &o.facts),
-        ("Concepts", &o.concepts),
-        ("Tags", &o.tags),
-        ("Files modified", &o.files_modified),
-        ("Files read", &o.files_read),
-        ("Functions changed", &o.functions_changed),
-    ] {
+    for (label, list) in model::lists(o) {
         if !list.is_empty() {
             s.push_str(&format!("{label}:\n"));
             for x in list {

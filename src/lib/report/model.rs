@@ -79,6 +79,18 @@ pub fn file(conn: &rusqlite::Connection, file: &str, scope: &Scope) -> Result<Ti
     Ok(Timeline::group(sessions, obs))
 }
 
+/// An observation's lists with the label each is shown under, in the order shown.
+pub fn lists(o: &Observation) -> [(&'static str, &[String]); 6] {
+    [
+        ("Facts", &o.facts),
+        ("Concepts", &o.concepts),
+        ("Tags", &o.tags),
+        ("Files modified", &o.files_modified),
+        ("Files read", &o.files_read),
+        ("Functions changed", &o.functions_changed),
+    ]
+}
+
 /// A path relative to its project root when inside it.
 pub fn relative(path: &str, root: Option<&str>) -> String {
     root.map_or(path, |r| crate::project::relative(path, r))
