@@ -11,7 +11,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use memkit_testkit as synth;
@@ -19,8 +19,9 @@ use memkit_testkit as synth;
 /// Far enough ahead, and back, that every stored day is in the window.
 const ALL: [&str; 4] = ["--now", "2100-01-01", "--days", "36500"];
 
-fn time_page(home: &Path, what: &str, scope: &[&str]) {
-    let page = home.join("page.html");
+/// Writes `home`/`name`.html three times; its path.
+fn time_page(home: &Path, name: &str, what: &str, scope: &[&str]) -> PathBuf {
+    let page = home.join(format!("{name}.html"));
     let mut ms = Vec::new();
     for _ in 0..3 {
         let mut c = common::cmd(home, "mem-report");
@@ -40,11 +41,20 @@ fn time_page(home: &Path, what: &str, scope: &[&str]) {
         common::median(&mut ms),
         bytes as f64 / 1e6
     );
+    page
 }
 
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    // MEMKIT_BENCH_KEEP=1 keeps the stores and pages, to look at.
+    let kept;
+    let root = if std::env::var_os("MEMKIT_BENCH_KEEP").is_some() {
+        kept = tmp.keep();
+        eprintln!("stores and pages kept in {}", kept.display());
+        kept.as_path()
+    } else {
+        tmp.path()
+    };
     println!(
         "{:<44} {:>12}  {:>11}",
         "mem-report --html of", "write (p50)", "page"
@@ -66,6 +76,7 @@ fn main() {
     let n = common::observations(&fx);
     time_page(
         &fx,
+        "all",
         &format!("fixture store ({n} observations)"),
         &["--all-projects"],
     );
@@ -93,11 +104,13 @@ fn main() {
         drop(conn);
         time_page(
             &home,
+            "all",
             &format!("{n} observations, every project"),
             &["--all-projects"],
         );
         time_page(
             &home,
+            "project",
             &format!("{n} observations, one project ({per})"),
             &["--project", &project],
         );

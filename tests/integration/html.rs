@@ -3,14 +3,9 @@
 //! call-graph drawing of the one fixture session mem-ast could map.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
 
+use memkit_testkit::browser::Browser;
 use serde_json::{Value, json};
 
 use crate::report::compressed_fixtures;
@@ -286,39 +281,118 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
     let shots = screenshot_dir();
     b.screenshot(&shots.join("mem-report-html-1280x800.png"));
 
-    // Typing a word keeps exactly the records that contain it.
-    let word = "timeline";
-    b.eval("document.getElementById('q').focus()");
-    b.send("Input.insertText", json!({"text": word}));
-    let recs = b.eval(
-        "[...document.querySelectorAll('.rec')].map(r => ({ref: r.dataset.ref, hidden: r.hidden, \
-         session: r.classList.contains('session'), \
-         text: (r.querySelector(':scope > .own') || r).textContent.toLowerCase(), \
-         child: r.querySelector('.obs:not([hidden])') !== null}))",
+    // An observation's line expands to its full record, inflated from the page's records.
+    let full = b.eval("document.querySelector('.obs .full') === null");
+    assert_eq!(
+        full,
+        json!(true),
+        "full records are in the DOM before any expand"
     );
-    let recs = recs.as_array().unwrap();
-    let mut visible = 0;
-    for r in recs {
-        let has = r["text"].as_str().unwrap().contains(word);
-        let shown = !r["hidden"].as_bool().unwrap();
-        let want = has || (r["session"].as_bool().unwrap() && r["child"].as_bool().unwrap());
-        assert_eq!(shown, want, "{}", r["ref"]);
-        visible += (shown && !r["session"].as_bool().unwrap()) as usize;
+    let (id, summary, detail, facts): (i64, String, String, String) = env
+        .db()
+        .query_row(
+            "SELECT id, summary, detail, facts FROM observations WHERE detail IS NOT NULL
+             AND json_array_length(facts) > 0 ORDER BY length(detail) DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    b.eval(&format!("document.querySelector('#o{id} summary').click()"));
+    assert!(
+        b.wait_for(&format!("document.querySelector('#o{id} .full') !== null")),
+        "o{id} did not expand to its full record"
+    );
+    let shown = b.eval(&format!(
+        "(() => {{ const f = document.querySelector('#o{id} .full'); return [f.querySelector('.summary').textContent, \
+         f.querySelector('.detail').textContent, [...f.querySelectorAll('ul')].flatMap(u => [...u.children].map(l => l.textContent))]; }})()"
+    ));
+    assert_eq!(shown[0], json!(summary.trim()));
+    assert_eq!(shown[1], json!(detail.trim()));
+    let items: Vec<String> = serde_json::from_str(&facts).unwrap();
+    for f in &items {
+        assert!(
+            shown[2].as_array().unwrap().contains(&json!(f)),
+            "{f} not in o{id}'s record"
+        );
     }
-    assert!(
-        visible > 0 && visible < recs.len() / 2,
-        "{visible} of {}",
-        recs.len()
-    );
-    let said = b.eval("document.getElementById('shown').value");
-    assert!(
-        said.as_str()
-            .unwrap()
-            .ends_with(&format!("of {} records", recs.len())),
-        "{said}"
-    );
+
+    // Typing a word keeps exactly the records that contain it: an observation by its line or
+    // its full record (as stored), a session by its own text or by one of its observations.
+    let typed = |b: &mut Browser, word: &str| -> Vec<Value> {
+        b.eval(
+            "{ const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input')); q.focus() }",
+        );
+        b.send("Input.insertText", json!({"text": word}));
+        assert!(
+            b.wait_for("document.documentElement.dataset.records === 'inflated'"),
+            "the records were never inflated"
+        );
+        b.eval(
+            "[...document.querySelectorAll('.rec')].map(r => ({ref: r.dataset.ref, hidden: r.hidden, \
+             kind: r.classList[0], \
+             text: (r.querySelector(':scope > .own') || r.querySelector('summary') || r).textContent.toLowerCase(), \
+             child: r.querySelector('.obs:not([hidden])') !== null}))",
+        )
+        .as_array()
+        .unwrap()
+        .clone()
+    };
+    let stored = |word: &str| -> BTreeSet<String> {
+        refs(
+            &env,
+            &format!(
+                "SELECT 'o' || id FROM observations WHERE instr(lower(summary || char(10) || coalesce(detail, '') \
+                 || facts || concepts || tags || files_modified || files_read || functions_changed \
+                 || coalesce(session_id, '') || coalesce(created_at, '')), '{word}') > 0"
+            ),
+        )
+    };
+    let check = |b: &mut Browser, word: &str| -> usize {
+        let recs = typed(b, word);
+        let full = stored(word);
+        let mut visible = 0;
+        for r in &recs {
+            let reference = r["ref"].as_str().unwrap();
+            let has = r["text"].as_str().unwrap().contains(word) || full.contains(reference);
+            let shown = !r["hidden"].as_bool().unwrap();
+            let want = has || (r["kind"] == "session" && r["child"].as_bool().unwrap());
+            assert_eq!(shown, want, "{reference} for {word:?}");
+            visible += (shown && r["kind"] != "session") as usize;
+        }
+        let said = b.eval("document.getElementById('shown').value");
+        assert!(
+            said.as_str()
+                .unwrap()
+                .ends_with(&format!("of {} records", recs.len())),
+            "{said}"
+        );
+        assert!(
+            visible > 0 && visible < recs.len() / 2,
+            "{word}: {visible} of {}",
+            recs.len()
+        );
+        visible
+    };
+    check(&mut b, "timeline");
+    // A word of full records alone, on no line: found only once the records are inflated.
+    let main = b.eval("document.querySelector('main').textContent.toLowerCase()");
+    let main = main.as_str().unwrap();
+    let details: Vec<String> = refs(
+        &env,
+        "SELECT lower(detail) FROM observations WHERE detail IS NOT NULL",
+    )
+    .into_iter()
+    .collect();
+    let hidden_word = details
+        .iter()
+        .flat_map(|d| d.split(|c: char| !c.is_ascii_alphabetic()))
+        .filter(|w| w.len() >= 7 && !main.contains(w))
+        .min()
+        .expect("no word of a detail is off the page's lines")
+        .to_string();
+    check(&mut b, &hidden_word);
     b.eval(
-        "const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input'))",
+        "{ const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input')) }",
     );
     assert_eq!(
         b.eval("document.querySelectorAll('.rec[hidden]').length"),
@@ -385,207 +459,4 @@ fn screenshot_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots"));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Headless chromium and one page of it, over `--remote-debugging-pipe`: commands go in on
-/// the browser's fd 3, answers and events come out on its fd 4, each a JSON text ended by NUL.
-struct Browser {
-    child: Child,
-    to: std::io::PipeWriter,
-    from: Receiver<Value>,
-    session: String,
-    next: u64,
-    events: Vec<Value>,
-}
-
-/// Long enough for a cold start on a busy CI machine, short enough that a stall fails fast.
-const WAIT: Duration = Duration::from_secs(30);
-
-impl Browser {
-    fn launch(chromium: &str, scratch: &Path) -> Browser {
-        let profile = scratch.join("chromium-profile");
-        std::fs::create_dir_all(&profile).unwrap();
-        let (cmd_r, cmd_w) = std::io::pipe().unwrap();
-        let (out_r, out_w) = std::io::pipe().unwrap();
-        let (a, b) = (cmd_r.as_raw_fd(), out_w.as_raw_fd());
-        let mut c = Command::new(chromium);
-        // Without these the browser waits on a network this machine does not have.
-        c.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--remote-debugging-pipe",
-            "about:blank",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-        // SAFETY: between fork and exec only async-signal-safe calls (fcntl, dup2), moving the
-        // pipe ends to the fds the protocol names; high copies first so neither end is
-        // overwritten if it already sits on 3 or 4.
-        unsafe {
-            c.pre_exec(move || {
-                let (ha, hb) = (
-                    libc::fcntl(a, libc::F_DUPFD, 10),
-                    libc::fcntl(b, libc::F_DUPFD, 10),
-                );
-                if ha < 0 || hb < 0 || libc::dup2(ha, 3) < 0 || libc::dup2(hb, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = c
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {chromium}: {e}"));
-        drop((cmd_r, out_w));
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(out_r);
-            let mut buf = Vec::new();
-            while r.read_until(0, &mut buf).is_ok_and(|n| n > 0) {
-                buf.pop_if(|c| *c == 0);
-                if let Ok(v) = serde_json::from_slice::<Value>(&buf)
-                    && tx.send(v).is_err()
-                {
-                    break;
-                }
-                buf.clear();
-            }
-        });
-        let mut b = Browser {
-            child,
-            to: cmd_w,
-            from: rx,
-            session: String::new(),
-            next: 0,
-            events: Vec::new(),
-        };
-        let target = b.call("Target.createTarget", json!({"url": "about:blank"}), false);
-        let attached = b.call(
-            "Target.attachToTarget",
-            json!({"targetId": target["targetId"], "flatten": true}),
-            false,
-        );
-        b.session = attached["sessionId"].as_str().unwrap().to_string();
-        for domain in ["Page", "Runtime", "Log", "Network"] {
-            b.send(&format!("{domain}.enable"), json!({}));
-        }
-        b
-    }
-
-    /// One command, to the browser or (`page`) to the page; its result. Events read meanwhile
-    /// are kept.
-    fn call(&mut self, method: &str, params: Value, page: bool) -> Value {
-        self.next += 1;
-        let id = self.next;
-        let mut msg = json!({"id": id, "method": method, "params": params});
-        if page {
-            msg["sessionId"] = json!(self.session);
-        }
-        let mut bytes = serde_json::to_vec(&msg).unwrap();
-        bytes.push(0);
-        self.to.write_all(&bytes).unwrap();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let v = self
-                .from
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("chromium did not answer {method} in {WAIT:?}"));
-            if v["id"] == id {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
-            }
-            self.events.push(v);
-        }
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> Value {
-        self.call(method, params, true)
-    }
-
-    /// The value of a script run in the page.
-    fn eval(&mut self, expr: &str) -> Value {
-        let r = self.send(
-            "Runtime.evaluate",
-            json!({"expression": expr, "returnByValue": true}),
-        );
-        assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
-        r["result"]["value"].clone()
-    }
-
-    fn viewport(&mut self, width: u32, height: u32, mobile: bool) {
-        self.send(
-            "Emulation.setDeviceMetricsOverride",
-            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
-        );
-    }
-
-    /// Navigates and waits for the load event (the page's script has run by then).
-    fn open(&mut self, url: &str) {
-        self.send("Page.navigate", json!({"url": url}));
-        let deadline = Instant::now() + WAIT;
-        while !self
-            .events
-            .iter()
-            .any(|e| e["method"] == "Page.loadEventFired")
-        {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let v = self
-                .from
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("{url} did not load in {WAIT:?}"));
-            self.events.push(v);
-        }
-    }
-
-    fn screenshot(&mut self, to: &Path) {
-        let r = self.send("Page.captureScreenshot", json!({"format": "png"}));
-        let png = base64(r["data"].as_str().unwrap());
-        assert!(png.starts_with(b"\x89PNG"), "not a PNG");
-        std::fs::write(to, png).unwrap();
-    }
-
-    /// Closes the browser; every event it sent.
-    fn close(mut self) -> Vec<Value> {
-        self.call("Browser.close", json!({}), false);
-        let _ = self.child.wait();
-        self.events.extend(self.from.try_iter());
-        std::mem::take(&mut self.events)
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Standard base64, as the protocol sends screenshots.
-fn base64(s: &str) -> Vec<u8> {
-    let val = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => panic!("not base64: {c}"),
-    };
-    let bytes: Vec<u8> = s.bytes().filter(|c| *c != b'=').map(val).collect();
-    bytes
-        .chunks(4)
-        .flat_map(|q| {
-            let n = q.iter().fold(0u32, |n, v| n << 6 | u32::from(*v)) << (6 * (4 - q.len()));
-            let out = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-            out.into_iter().take(q.len() - 1)
-        })
-        .collect()
 }

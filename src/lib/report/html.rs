@@ -3,8 +3,9 @@
 //! `file://` and can fetch nothing. What it holds is what the store holds, already redacted.
 //!
 //! Every record is an element of class `rec` with its visible id (`data-ref`): sessions
-//! (`.session`, their own text in `.own`), observations (`.obs`), learnings (`.learning`). The
-//! search box hides the records that do not contain every word typed.
+//! (`.session`, their own text in `.own`), observations (`.obs`, a line each: their full
+//! records travel compressed, see `report::records`), learnings (`.learning`). The search box
+//! hides the records that do not contain every word typed.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -96,8 +97,9 @@ pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<St
     learned(conn, &mut h, roots.as_deref(), &t)?;
     let _ = writeln!(
         h,
-        "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main><script>{JS}</script></body></html>",
-        esc(&minute(now))
+        "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main>{}<script>{JS}</script></body></html>",
+        esc(&minute(now)),
+        super::records::script(t.observations())
     );
     Ok(Some(h))
 }
@@ -182,7 +184,7 @@ fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result
     if !t.loose.is_empty() {
         h.push_str("<section class=\"day\"><h3>Notes and observations outside these sessions</h3><ul class=\"obs-list\">");
         for o in t.loose.iter().rev() {
-            observation(h, o, None);
+            observation(h, o, None, None);
         }
         h.push_str("</ul></section>");
     }
@@ -227,7 +229,7 @@ fn session(
     functions_changed(h, obs, graph, root, i);
     h.push_str("</div><ul class=\"obs-list\">");
     for o in obs {
-        observation(h, o, root);
+        observation(h, o, root, Some(model::day(s)));
     }
     h.push_str("</ul></article>");
 }
@@ -286,51 +288,33 @@ fn functions_changed(
     h.push_str("</details>");
 }
 
-fn observation(h: &mut String, o: &Observation, root: Option<&str>) {
+/// An observation's line; its full record is in the page's records (`super::records`), shown
+/// by page.js when the line is expanded.
+/// Its time is the clock alone when made on `day`.
+fn observation(h: &mut String, o: &Observation, root: Option<&str>, day: Option<&str>) {
     let r = ids::obs(o.id.unwrap_or_default());
     let root = root.or(o.project.as_deref());
-    let files: Vec<String> = o
-        .files_modified
-        .iter()
-        .map(|f| format!("<code>{}</code>", esc(&relative(f, root))))
-        .collect();
     let _ = write!(
         h,
-        "<li class=\"obs rec\" id=\"{0}\" data-ref=\"{0}\"><details><summary><a class=\"ref\" href=\"#{0}\">{0}</a> <span class=\"type t-{1}\">{1}</span> <span class=\"title\">{2}</span> <span class=\"files\">{3}</span> <time>{4}</time></summary><div class=\"full\">",
+        "<li class=\"obs rec\" id=\"{0}\" data-ref=\"{0}\"><details><summary><a class=\"ref\" href=\"#{0}\">{0}</a> <span class=\"type t-{1}\">{1}</span> {2}",
         r,
         esc(&o.kind),
         esc(&o.title),
-        files.join(" "),
-        esc(&o.created_at.as_deref().map(minute).unwrap_or_default())
     );
-    if !o.summary.trim().is_empty() {
-        let _ = write!(h, "<p class=\"summary\">{}</p>", esc(o.summary.trim()));
-    }
-    if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
-        let _ = write!(h, "<p class=\"detail\">{}</p>", esc(d.trim()));
-    }
-    for (label, list) in model::lists(o) {
-        if !list.is_empty() {
-            let items: Vec<String> = list
-                .iter()
-                .map(|x| format!("<li>{}</li>", esc(x)))
-                .collect();
-            let _ = write!(h, "<h5>{label}</h5><ul>{}</ul>", items.concat());
+    if !o.files_modified.is_empty() {
+        h.push_str(" <span class=\"files\">");
+        for (i, f) in o.files_modified.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            let _ = write!(h, "{sep}<code>{}</code>", esc(&relative(f, root)));
         }
+        h.push_str("</span>");
     }
-    let meta: Vec<String> = [
-        o.session_id.as_ref().map(|x| format!("session {x}")),
-        o.created_at.clone(),
-        o.is_manual.then(|| "saved by hand".to_string()),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let _ = write!(
-        h,
-        "<p class=\"meta\">{}</p></div></details></li>",
-        esc(&meta.join(" · "))
-    );
+    let at = o.created_at.as_deref().unwrap_or("");
+    let at = match day {
+        Some(d) if at.starts_with(d) => model::clock(at).to_string(),
+        _ => minute(at),
+    };
+    let _ = write!(h, " <time>{}</time></summary></details></li>", esc(&at));
 }
 
 /// The learnings of the projects in scope (and those of every project), with their evidence.

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod html;
 pub mod model;
+pub mod records;
 
 use std::io::Write;
 

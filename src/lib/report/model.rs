@@ -79,16 +79,39 @@ pub fn file(conn: &rusqlite::Connection, file: &str, scope: &Scope) -> Result<Ti
     Ok(Timeline::group(sessions, obs))
 }
 
+/// The labels of an observation's lists, in the order shown.
+pub const LABELS: [&str; 6] = [
+    "Facts",
+    "Concepts",
+    "Tags",
+    "Files modified",
+    "Files read",
+    "Functions changed",
+];
+
 /// An observation's lists with the label each is shown under, in the order shown.
 pub fn lists(o: &Observation) -> [(&'static str, &[String]); 6] {
+    let l = [
+        &o.facts,
+        &o.concepts,
+        &o.tags,
+        &o.files_modified,
+        &o.files_read,
+        &o.functions_changed,
+    ];
+    std::array::from_fn(|i| (LABELS[i], l[i].as_slice()))
+}
+
+/// An observation's meta line, in parts: its session, when, and whether saved by hand.
+pub fn meta(o: &Observation) -> Vec<String> {
     [
-        ("Facts", &o.facts),
-        ("Concepts", &o.concepts),
-        ("Tags", &o.tags),
-        ("Files modified", &o.files_modified),
-        ("Files read", &o.files_read),
-        ("Functions changed", &o.functions_changed),
+        o.session_id.as_ref().map(|x| format!("session {x}")),
+        o.created_at.clone(),
+        o.is_manual.then(|| "saved by hand".to_string()),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// A path relative to its project root when inside it.

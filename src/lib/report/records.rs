@@ -1,0 +1,87 @@
+//! The page's full records: every observation's summary, detail, lists and meta, as one
+//! deflate-compressed, base64 JSON text in a `<script type="application/octet-stream">`, which
+//! page.js inflates with the browser's `DecompressionStream` on the first expand or search.
+//! The DOM keeps only each observation's line (ref, type, title, files, time): a page of
+//! 10,000 observations holds their full text in a few MB, not the tens it took inline.
+//!
+//! The JSON is `{"labels": [...], "strings": [...], "records": {"o12": [...], ...}}`. A
+//! record is its summary's lines, its detail's lines, its lists (in `labels`' order, as
+//! `model::lists` shows them) and its meta, each an array of parts. A part seen more than once
+//! (a file read again, a fact, a prompt, a line of tool output that recurs further apart than
+//! deflate's 32 KB window sees) is shipped once in `strings` and given as its index there.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::ids;
+use crate::record::Observation;
+
+use super::model;
+
+/// Parts this short cost less inline than as an index.
+const SHORTEST_SHARED: usize = 8;
+
+/// The element holding the records of `obs`.
+pub fn script<'a>(obs: impl Iterator<Item = &'a Observation>) -> String {
+    let parts: Vec<(String, Vec<Vec<String>>)> = obs
+        .map(|o| (ids::obs(o.id.unwrap_or_default()), fields(o)))
+        .collect();
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    for p in parts.iter().flat_map(|(_, f)| f.iter().flatten()) {
+        if p.len() >= SHORTEST_SHARED {
+            let p = p.as_str();
+            *seen.entry(p).or_default() += 1;
+        }
+    }
+    let mut strings: Vec<&str> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut records = serde_json::Map::with_capacity(parts.len());
+    for (r, f) in &parts {
+        let record: Vec<Value> = f
+            .iter()
+            .map(|field| {
+                field
+                    .iter()
+                    .map(|p| match seen.get(p.as_str()) {
+                        Some(n) if *n > 1 => json!(*index.entry(p.as_str()).or_insert_with(|| {
+                            strings.push(p);
+                            strings.len() - 1
+                        })),
+                        _ => json!(p),
+                    })
+                    .collect()
+            })
+            .collect();
+        records.insert(r.clone(), Value::Array(record));
+    }
+    let text = json!({"labels": model::LABELS, "strings": strings, "records": records}).to_string();
+    format!(
+        "<script id=\"records\" type=\"application/octet-stream\">{}</script>",
+        base64::engine::general_purpose::STANDARD.encode(deflate(text.as_bytes()))
+    )
+}
+
+/// An observation's summary lines, detail lines, lists and meta.
+fn fields(o: &Observation) -> Vec<Vec<String>> {
+    let lines = |s: &str| -> Vec<String> {
+        let s = s.trim();
+        if s.is_empty() {
+            Vec::new()
+        } else {
+            s.split('\n').map(str::to_string).collect()
+        }
+    };
+    let mut f = vec![lines(&o.summary), lines(o.detail.as_deref().unwrap_or(""))];
+    f.extend(model::lists(o).map(|(_, l)| l.to_vec()));
+    f.push(model::meta(o));
+    f
+}
+
+fn deflate(bytes: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(bytes).expect("deflate into memory");
+    z.finish().expect("deflate into memory")
+}
