@@ -5,6 +5,11 @@
 //! on a third of the observations, one learning per 20). Run: `cargo build --release --bins &&
 //! cargo bench --bench report` (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes).
 //!
+//! Then, with MEMKIT_TEST_CHROMIUM set (scripts/fetch-chromium prints one), opens each
+//! synthetic page from file:// in headless chromium (memkit_testkit::browser) and prints the
+//! median of 3 loads' DOMContentLoaded, load event and first paint, and the first search's
+//! wait for the full records to be inflated.
+//!
 //! Prints, per store: the median wall time of 3 runs of the process for the whole store in one
 //! page (every project, every day) and for one project of the synthetic stores (a twelfth of
 //! it: the page a user opens), and the page's size.
@@ -15,9 +20,42 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use memkit_testkit as synth;
+use memkit_testkit::browser::Browser;
 
 /// Far enough ahead, and back, that every stored day is in the window.
 const ALL: [&str; 4] = ["--now", "2100-01-01", "--days", "36500"];
+
+/// Opens `page` from file:// in headless chromium 3 times; the medians of DOMContentLoaded's
+/// end, the load event's end and the first contentful paint, in ms from navigation start.
+fn open_page(chromium: &str, scratch: &Path, what: &str, page: &Path) {
+    let mut b = Browser::launch(chromium, scratch);
+    b.viewport(1280, 800, false);
+    let url = format!("file://{}", page.display());
+    let (mut dcl, mut load, mut paint) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        b.open(&url);
+        let (d, l, p) = b.load_times();
+        dcl.push(d);
+        load.push(l);
+        paint.extend(p);
+    }
+    // The first search inflates every full record: its cost, once.
+    let t = Instant::now();
+    b.eval("{ const q = document.getElementById('q'); q.value = 'x'; q.dispatchEvent(new Event('input')) }");
+    assert!(b.wait_for("document.documentElement.dataset.records === 'inflated'"));
+    let inflate = t.elapsed().as_secs_f64() * 1000.0;
+    let paint = if paint.is_empty() {
+        "none".to_string()
+    } else {
+        format!("{:.0} ms", common::median(&mut paint))
+    };
+    println!(
+        "open {what:<39} DOMContentLoaded {:.0} ms, load {:.0} ms, first paint {paint}; first search inflates in {inflate:.0} ms",
+        common::median(&mut dcl),
+        common::median(&mut load),
+    );
+    b.close();
+}
 
 /// Writes `home`/`name`.html three times; its path.
 fn time_page(home: &Path, name: &str, what: &str, scope: &[&str]) -> PathBuf {
@@ -42,6 +80,10 @@ fn time_page(home: &Path, name: &str, what: &str, scope: &[&str]) -> PathBuf {
         bytes as f64 / 1e6
     );
     page
+}
+
+fn fs_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
 fn main() {
@@ -80,6 +122,7 @@ fn main() {
         &format!("fixture store ({n} observations)"),
         &["--all-projects"],
     );
+    let mut pages = Vec::new();
     for n in common::sizes(&[10_000, 100_000]) {
         let home = root.join(format!("mem-{n}"));
         std::fs::create_dir_all(&home).unwrap();
@@ -102,17 +145,28 @@ fn main() {
             )
             .unwrap();
         drop(conn);
-        time_page(
+        let all = time_page(
             &home,
             "all",
             &format!("{n} observations, every project"),
             &["--all-projects"],
         );
-        time_page(
+        let one = time_page(
             &home,
             "project",
             &format!("{n} observations, one project ({per})"),
             &["--project", &project],
         );
+        pages.push((format!("{n} observations, every project"), all));
+        pages.push((format!("{n} observations, one project"), one));
+    }
+    // Opening them, when a chromium is at hand (MEMKIT_TEST_CHROMIUM, as scripts/test sets it).
+    match std::env::var("MEMKIT_TEST_CHROMIUM") {
+        Ok(chromium) => {
+            for (what, page) in pages.iter().filter(|(_, p)| fs_len(p) < 64_000_000) {
+                open_page(&chromium, root, what, page);
+            }
+        }
+        Err(_) => println!("(no page opened: set MEMKIT_TEST_CHROMIUM to a chromium to time it)"),
     }
 }
