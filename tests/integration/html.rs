@@ -297,7 +297,7 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap();
-    b.eval(&format!("document.querySelector('#o{id} summary').click()"));
+    b.eval(&format!("document.querySelector('#o{id} .line').click()"));
     assert!(
         b.wait_for(&format!("document.querySelector('#o{id} .full') !== null")),
         "o{id} did not expand to its full record"
@@ -316,6 +316,19 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
         );
     }
 
+    // A second click folds it away; Enter on the focused line opens it again.
+    let hidden = format!("document.querySelector('#o{id} .full').hidden");
+    b.eval(&format!("document.querySelector('#o{id} .line').click()"));
+    assert_eq!(b.eval(&hidden), json!(true));
+    b.eval(&format!("document.querySelector('#o{id} .line').focus()"));
+    for kind in ["keyDown", "keyUp"] {
+        b.send(
+            "Input.dispatchKeyEvent",
+            json!({"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}),
+        );
+    }
+    assert_eq!(b.eval(&hidden), json!(false));
+
     // Typing a word keeps exactly the records that contain it: an observation by its line or
     // its full record (as stored), a session by its own text or by one of its observations.
     let typed = |b: &mut Browser, word: &str| -> Vec<Value> {
@@ -330,7 +343,7 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
         b.eval(
             "[...document.querySelectorAll('.rec')].map(r => ({ref: r.dataset.ref, hidden: r.hidden, \
              kind: r.classList[0], \
-             text: (r.querySelector(':scope > .own') || r.querySelector('summary') || r).textContent.toLowerCase(), \
+             text: (r.querySelector(':scope > .own') || r.querySelector(':scope > .line') || r).textContent.toLowerCase(), \
              child: r.querySelector('.obs:not([hidden])') !== null}))",
         )
         .as_array()

@@ -32,9 +32,16 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  // An observation's full record, under its line.
-  const expand = async (li) => {
-    if (li.querySelector(".full")) return;
+  // An observation's full record, under its line; a second click folds it away.
+  const expand = async (line) => {
+    const li = line.parentElement;
+    const open = line.getAttribute("aria-expanded") !== "true";
+    line.setAttribute("aria-expanded", open);
+    const shown = li.querySelector(".full");
+    if (shown) {
+      shown.hidden = !open;
+      return;
+    }
     const all = await inflate();
     const f = all.get(li.dataset.ref);
     if (!f || li.querySelector(".full")) return;
@@ -49,22 +56,25 @@
       full.append(el("h5", null, label), ul);
     });
     full.append(el("p", "meta", f[f.length - 1].join(" · ")));
-    li.querySelector("details").append(full);
+    full.hidden = line.getAttribute("aria-expanded") !== "true";
+    li.append(full);
   };
-  document.addEventListener(
-    "toggle",
-    (e) => {
-      const li = e.target.open && e.target.parentElement;
-      if (li && li.classList.contains("obs")) expand(li);
-    },
-    true,
-  );
+  const line = (e) => e.target.closest && e.target.closest(".obs > .line");
+  document.addEventListener("click", (e) => {
+    if (line(e) && !e.target.closest("a")) expand(line(e));
+  });
+  document.addEventListener("keydown", (e) => {
+    if (line(e) && e.target === line(e) && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      expand(line(e));
+    }
+  });
   let texts = null;
   let full = false;
   const apply = () => {
     const words = q.value.toLowerCase().split(/\s+/).filter(Boolean);
     // Read once, on first use: a large page opens without paying for it.
-    texts ??= recs.map((r) => (r.querySelector(":scope > .own") || r.querySelector("summary") || r).textContent.toLowerCase());
+    texts ??= recs.map((r) => (r.querySelector(":scope > .own") || r.querySelector(":scope > .line") || r).textContent.toLowerCase());
     if (words.length && !full) {
       full = true;
       inflate().then((all) => {

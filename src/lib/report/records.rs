@@ -81,7 +81,7 @@ fn fields(o: &Observation) -> Vec<Vec<String>> {
 }
 
 fn deflate(bytes: &[u8]) -> Vec<u8> {
-    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     z.write_all(bytes).expect("deflate into memory");
     z.finish().expect("deflate into memory")
 }
