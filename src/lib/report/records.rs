@@ -32,8 +32,7 @@ pub fn script<'a>(obs: impl Iterator<Item = &'a Observation>) -> String {
     let mut seen: HashMap<&str, u32> = HashMap::new();
     for p in parts.iter().flat_map(|(_, f)| f.iter().flatten()) {
         if p.len() >= SHORTEST_SHARED {
-            let p = p.as_str();
-            *seen.entry(p).or_default() += 1;
+            *seen.entry(p.as_str()).or_default() += 1;
         }
     }
     let mut strings: Vec<&str> = Vec::new();
@@ -84,4 +83,86 @@ fn deflate(bytes: &[u8]) -> Vec<u8> {
     let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     z.write_all(bytes).expect("deflate into memory");
     z.finish().expect("deflate into memory")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    fn obs(id: i64, detail: &str, facts: &[&str]) -> Observation {
+        Observation {
+            id: Some(id),
+            summary: "the same summary, twice".into(),
+            detail: Some(detail.into()),
+            facts: facts.iter().map(|f| f.to_string()).collect(),
+            session_id: Some("sess-1".into()),
+            ..Observation::default()
+        }
+    }
+
+    /// The script's text inflated and parsed, each part resolved.
+    fn decoded(script: &str) -> serde_json::Map<String, Value> {
+        let b64 = script
+            .strip_prefix("<script id=\"records\" type=\"application/octet-stream\">")
+            .and_then(|s| s.strip_suffix("</script>"))
+            .unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        let mut text = String::new();
+        flate2::read::DeflateDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["labels"], json!(model::LABELS));
+        let strings = v["strings"].as_array().unwrap().clone();
+        let resolve = |p: &Value| {
+            p.as_u64()
+                .map_or(p.clone(), |i| strings[i as usize].clone())
+        };
+        v["records"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(r, f)| {
+                let f: Vec<Value> = f
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_array().unwrap().iter().map(resolve).collect())
+                    .collect();
+                (r.clone(), Value::Array(f))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn records_round_trip_with_repeated_parts_shipped_once() {
+        let a = obs(
+            1,
+            "line one\nshared line of output",
+            &["ran: cargo test", "x"],
+        );
+        let b = obs(2, "shared line of output", &["ran: cargo test"]);
+        let script = script([&a, &b].into_iter());
+        let r = decoded(&script);
+        assert_eq!(
+            r["o1"],
+            json!([
+                ["the same summary, twice"],
+                ["line one", "shared line of output"],
+                ["ran: cargo test", "x"],
+                [],
+                [],
+                [],
+                [],
+                [],
+                ["session sess-1"]
+            ])
+        );
+        assert_eq!(r["o2"][1], json!(["shared line of output"]));
+        assert_eq!(r["o2"][2], json!(["ran: cargo test"]));
+    }
 }
