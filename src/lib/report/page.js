@@ -13,9 +13,15 @@
   let records = null;
   // ref -> [summary lines, detail lines, ...lists in labels' order, meta], each part a string.
   const inflate = () => (records ??= (async () => {
-    const b64 = atob(blob ? blob.textContent : "");
-    const bytes = new Uint8Array(b64.length);
-    for (let i = 0; i < b64.length; i++) bytes[i] = b64.charCodeAt(i);
+    const text = blob ? blob.textContent : "";
+    let bytes;
+    if (Uint8Array.fromBase64) {
+      bytes = Uint8Array.fromBase64(text);
+    } else {
+      const b64 = atob(text);
+      bytes = new Uint8Array(b64.length);
+      for (let i = 0; i < b64.length; i++) bytes[i] = b64.charCodeAt(i);
+    }
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
     const { labels, strings, records: raw } = JSON.parse(await new Response(stream).text());
     const out = new Map();

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use base64::Engine;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::ids;
 use crate::record::Observation;
@@ -35,28 +35,38 @@ pub fn script<'a>(obs: impl Iterator<Item = &'a Observation>) -> String {
             *seen.entry(p.as_str()).or_default() += 1;
         }
     }
+    // Written as it goes: a tree of JSON values would copy every part once more.
     let mut strings: Vec<&str> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut records = serde_json::Map::with_capacity(parts.len());
-    for (r, f) in &parts {
-        let record: Vec<Value> = f
-            .iter()
-            .map(|field| {
-                field
-                    .iter()
-                    .map(|p| match seen.get(p.as_str()) {
-                        Some(n) if *n > 1 => json!(*index.entry(p.as_str()).or_insert_with(|| {
+    let mut records = String::with_capacity(parts.len() * 512);
+    for (i, (r, f)) in parts.iter().enumerate() {
+        records.push_str(if i == 0 { "" } else { "," });
+        push_json(&mut records, r);
+        records.push_str(":[");
+        for (j, field) in f.iter().enumerate() {
+            records.push_str(if j == 0 { "[" } else { ",[" });
+            for (k, p) in field.iter().enumerate() {
+                records.push_str(if k == 0 { "" } else { "," });
+                match seen.get(p.as_str()) {
+                    Some(n) if *n > 1 => {
+                        let at = *index.entry(p.as_str()).or_insert_with(|| {
                             strings.push(p);
                             strings.len() - 1
-                        })),
-                        _ => json!(p),
-                    })
-                    .collect()
-            })
-            .collect();
-        records.insert(r.clone(), Value::Array(record));
+                        });
+                        records.push_str(&at.to_string());
+                    }
+                    _ => push_json(&mut records, p),
+                }
+            }
+            records.push(']');
+        }
+        records.push(']');
     }
-    let text = json!({"labels": model::LABELS, "strings": strings, "records": records}).to_string();
+    let text = format!(
+        "{{\"labels\":{},\"strings\":{},\"records\":{{{records}}}}}",
+        json!(model::LABELS),
+        json!(strings)
+    );
     format!(
         "<script id=\"records\" type=\"application/octet-stream\">{}</script>",
         base64::engine::general_purpose::STANDARD.encode(deflate(text.as_bytes()))
@@ -79,6 +89,10 @@ fn fields(o: &Observation) -> Vec<Vec<String>> {
     f
 }
 
+fn push_json(out: &mut String, s: &str) {
+    out.push_str(&serde_json::to_string(s).expect("a string is JSON"));
+}
+
 fn deflate(bytes: &[u8]) -> Vec<u8> {
     let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     z.write_all(bytes).expect("deflate into memory");
@@ -88,6 +102,8 @@ fn deflate(bytes: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use std::io::Read;
+
+    use serde_json::Value;
 
     use super::*;
 
