@@ -2,7 +2,7 @@
 //! (the fixture transcripts through mem-capture, mem-compress, mem-ast and mem-learn) and for
 //! synthetic stores of 10,000 and 100,000 observations (memkit_testkit::corpus from the
 //! fixtures' real text, seed 42, 12 projects, a summarised session per session id, functions
-//! on a third of the observations, one learning per 20). Run: `cargo build --release --bins &&
+//! on a third of the observations, one learning per 20). Run: `cargo build --profile bench --bins &&
 //! cargo bench --bench report` (MEMKIT_BENCH_SIZES=10000,100000 changes the sizes).
 //!
 //! Then, with MEMKIT_TEST_CHROMIUM set (scripts/fetch-chromium prints one), opens each
