@@ -46,20 +46,8 @@ fn main() {
     let (root, base) = common::root_and_base(tmp.path());
     for n in sizes {
         let (home, conn) = common::synth_store(&root, &base, n);
-        conn.execute_batch(
-            "UPDATE observations SET functions_changed = json_array('handler_' || (id % 97), 'parse_' || (id % 13))
-               WHERE id % 3 = 0;
-             INSERT OR IGNORE INTO sessions (session_id, project, summary, started_at, last_activity_at, ended_at, status)
-               SELECT session_id, project, 'Worked on: ' || group_concat(title, '; '), min(created_at), max(created_at), max(created_at), 'ended'
-               FROM observations GROUP BY session_id;
-             -- Learnings: one per 20 observations of a project, confidences spread over
-             -- 0.1-0.95, a tenth of them inactive.
-             INSERT INTO learnings (project, content, category, confidence, times_seen, is_active, created_at, updated_at)
-               SELECT project, 'Learned from: ' || title, 'convention', 0.1 + (id % 18) * 0.05,
-                      1 + id % 5, (id % 10) != 0, created_at, created_at
-               FROM observations WHERE id % 20 = 0;",
-        )
-        .unwrap();
+        conn.execute_batch(common::SESSIONS_AND_LEARNINGS_SQL)
+            .unwrap();
         // Files in play: a Read and an Edit behind each observation.
         conn.execute_batch(common::FILE_CALLS_SQL).unwrap();
         index::update(

@@ -15,7 +15,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-
 const PROJECT: &str = "/bench/project-3";
 const RUNS: usize = 200;
 

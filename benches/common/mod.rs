@@ -99,6 +99,19 @@ pub fn sizes(default: &[usize]) -> Vec<usize> {
         .unwrap_or_else(|| default.to_vec())
 }
 
+/// Functions changed on a third of the observations, a session with a summary per session id,
+/// and one learning per 20 observations of a project, confidences spread over 0.1-0.95, a
+/// tenth of them inactive.
+pub const SESSIONS_AND_LEARNINGS_SQL: &str = "UPDATE observations SET functions_changed = json_array('handler_' || (id % 97), 'parse_' || (id % 13))
+               WHERE id % 3 = 0;
+             INSERT OR IGNORE INTO sessions (session_id, project, summary, started_at, last_activity_at, ended_at, status)
+               SELECT session_id, project, 'Worked on: ' || group_concat(title, '; '), min(created_at), max(created_at), max(created_at), 'ended'
+               FROM observations GROUP BY session_id;
+             INSERT INTO learnings (project, content, category, confidence, times_seen, is_active, created_at, updated_at)
+               SELECT project, 'Learned from: ' || title, 'convention', 0.1 + (id % 18) * 0.05,
+                      1 + id % 5, (id % 10) != 0, created_at, created_at
+               FROM observations WHERE id % 20 = 0;";
+
 /// Behind each observation, a Read and an Edit of one of 60 files of its project in the
 /// queue, linked as mem-compress links them.
 pub const FILE_CALLS_SQL: &str = "

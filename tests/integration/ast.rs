@@ -227,6 +227,41 @@ fn ast_database_mode_maps_the_fixture_sessions_python_edits() {
     );
 }
 
+/// A Claude Code session `id` in project `proj` that writes `source` to `file` (a Write tool
+/// call through the hooks), compressed and mapped by mem-ast; mem-ast's output.
+pub fn write_session(
+    env: &Env,
+    proj: &std::path::Path,
+    id: &str,
+    file: &std::path::Path,
+    source: &str,
+) -> std::process::Output {
+    let (p, f) = (proj.to_str().unwrap(), file.to_str().unwrap());
+    std::fs::write(file, source).unwrap();
+    for (event, extra) in [
+        ("SessionStart", serde_json::json!({})),
+        (
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Write", "tool_use_id": format!("t-{id}"),
+                "tool_input": {"file_path": f, "content": source},
+                "tool_response": {"type": "update"}}),
+        ),
+        ("Stop", serde_json::json!({})),
+    ] {
+        let mut payload = serde_json::json!({
+            "session_id": id, "hook_event_name": event, "cwd": p,
+            "transcript_path": "/nonexistent.jsonl",
+        });
+        payload
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        env.ok("mem-capture", &["--hook"], payload.to_string().as_bytes());
+    }
+    env.ok("mem-compress", &["-q"], b"");
+    env.ok("mem-ast", &["-q", "--format", "jsonl"], b"")
+}
+
 #[test]
 fn ast_database_mode_diffs_against_the_previous_session() {
     let env = Env::new();
@@ -234,32 +269,7 @@ fn ast_database_mode_diffs_against_the_previous_session() {
     std::fs::create_dir_all(proj.join(".git")).unwrap();
     let file = proj.join("svc.py");
     let p = proj.to_str().unwrap().to_string();
-    let f = file.to_str().unwrap().to_string();
-    let session = |id: &str, source: &str| {
-        std::fs::write(&file, source).unwrap();
-        for (event, extra) in [
-            ("SessionStart", serde_json::json!({})),
-            (
-                "PostToolUse",
-                serde_json::json!({"tool_name": "Write", "tool_use_id": format!("t-{id}"),
-                    "tool_input": {"file_path": f, "content": source},
-                    "tool_response": {"type": "update"}}),
-            ),
-            ("Stop", serde_json::json!({})),
-        ] {
-            let mut payload = serde_json::json!({
-                "session_id": id, "hook_event_name": event, "cwd": p,
-                "transcript_path": "/nonexistent.jsonl",
-            });
-            payload
-                .as_object_mut()
-                .unwrap()
-                .extend(extra.as_object().unwrap().clone());
-            env.ok("mem-capture", &["--hook"], payload.to_string().as_bytes());
-        }
-        env.ok("mem-compress", &["-q"], b"");
-        env.ok("mem-ast", &["-q", "--format", "jsonl"], b"")
-    };
+    let session = |id: &str, source: &str| write_session(&env, &proj, id, &file, source);
     session(
         "s1",
         "def keep():\n    return 1\n\ndef edit(x):\n    return x\n\ndef drop():\n    pass\n",

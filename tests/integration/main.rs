@@ -9,6 +9,7 @@ mod discovery;
 mod e2e;
 mod embed;
 mod eval;
+mod html;
 mod install;
 mod layout;
 mod learn;

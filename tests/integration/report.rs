@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::{Env, jsonl, show};
 
-fn compressed_fixtures() -> Env {
+/// The fixture transcripts imported and compressed: the store the report tests read.
+pub fn compressed_fixtures() -> Env {
     let env = Env::new();
     env.import_fixtures();
     env.ok("mem-compress", &["-q"], b"");

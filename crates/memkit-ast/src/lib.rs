@@ -4,16 +4,18 @@
 //! functions, methods and classes with signatures and a formatting-proof body hash, its import
 //! map, and the calls of each definition resolved where the file alone (or, with
 //! [`project::link`], the files parsed together) can say. [`diff`] compares two snapshots of a
-//! file by qualified name; [`mermaid`] draws a diff's call graph. A pure library: no SQL, no
+//! file by qualified name; [`graph`] is a diff's call graph, which [`mermaid`] and [`svg`] draw. A pure library: no SQL, no
 //! printing, no file system (the caller reads the bytes).
 
 mod calls;
 pub mod diff;
+pub mod graph;
 mod hash;
 pub mod mermaid;
 mod noise;
 mod parse;
 pub mod project;
+pub mod svg;
 
 use serde::{Deserialize, Serialize};
 

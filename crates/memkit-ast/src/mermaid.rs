@@ -2,90 +2,50 @@
 //! by file, and the targets of their calls. New, modified and deleted definitions are green,
 //! yellow and red; unresolved calls are dashed.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::{Change, FunctionDiff, Resolution, Snapshot};
+use crate::graph::{self, Graph};
+use crate::{Change, FunctionDiff, Snapshot};
 
 /// `diffs` of the files in `snapshots` (the newer versions, whose calls are drawn).
 pub fn flowchart(diffs: &[FunctionDiff], snapshots: &[&Snapshot], all: bool) -> String {
+    render(&graph::build(diffs, snapshots, all, true))
+}
+
+/// A graph as a flowchart: node `n{i}` is `g.nodes[i]`.
+pub fn render(g: &Graph) -> String {
     let mut out = String::from("flowchart LR\n");
-    let mut ids: HashMap<(String, String), String> = HashMap::new();
-    let mut styled: Vec<(String, Change)> = Vec::new();
-    let mut by_file: Vec<(&str, Vec<&FunctionDiff>)> = Vec::new();
-    for d in diffs
-        .iter()
-        .filter(|d| all || d.change != Change::Unchanged)
-    {
-        match by_file.iter_mut().find(|(p, _)| *p == d.path) {
-            Some((_, v)) => v.push(d),
-            None => by_file.push((&d.path, vec![d])),
-        }
-    }
-    for (fi, (path, defs)) in by_file.iter().enumerate() {
+    for (fi, (path, nodes)) in g.files().iter().enumerate() {
         let _ = writeln!(out, "  subgraph f{fi}[\"{}\"]", label(path));
-        for d in defs {
-            let id = format!("n{}", ids.len());
-            let text = format!("{}{}", d.qualname, short(&d.signature));
-            let _ = writeln!(out, "    {id}[\"{}\"]", label(&text));
-            ids.insert((d.path.clone(), d.qualname.clone()), id.clone());
-            styled.push((id, d.change));
+        for &i in nodes {
+            let n = &g.nodes[i];
+            let text = format!("{}{}", n.qualname, short(&n.signature));
+            let _ = writeln!(out, "    n{i}[\"{}\"]", label(&text));
         }
         out.push_str("  end\n");
     }
-    let mut edges = Vec::new();
-    let mut outside: HashMap<String, String> = HashMap::new();
-    for s in snapshots {
-        for c in &s.calls {
-            let Some(from) = ids.get(&(s.path.clone(), c.caller.clone())) else {
-                continue;
-            };
-            let key = match (&c.target_file, c.resolution) {
-                (Some(f), _) => (f.clone(), c.target.clone()),
-                (None, Resolution::Direct | Resolution::SelfMethod) => {
-                    (s.path.clone(), c.target.clone())
-                }
-                _ => (String::new(), c.target.clone()),
-            };
-            let to = match ids.get(&key) {
-                Some(id) => id.clone(),
-                None => {
-                    let n = outside.len() + ids.len();
-                    outside
-                        .entry(format!("{}\u{0}{}", key.0, key.1))
-                        .or_insert_with(|| {
-                            let id = format!("n{n}");
-                            let _ = writeln!(out, "  {id}[\"{}\"]", label(&c.target));
-                            id
-                        })
-                        .clone()
-                }
-            };
-            let arrow = if c.resolution == Resolution::Unresolved {
-                "-.->"
-            } else {
-                "-->"
-            };
-            let e = format!("  {from} {arrow} {to}\n");
-            if !edges.contains(&e) {
-                edges.push(e);
-            }
+    for (i, n) in g.nodes.iter().enumerate() {
+        if n.change.is_none() {
+            let _ = writeln!(out, "  n{i}[\"{}\"]", label(&n.qualname));
         }
     }
-    edges.iter().for_each(|e| out.push_str(e));
+    for e in &g.edges {
+        let arrow = if e.resolved { "-->" } else { "-.->" };
+        let _ = writeln!(out, "  n{} {arrow} n{}", e.from, e.to);
+    }
     out.push_str("  classDef new fill:#d4f8d4,stroke:#2e7d32\n");
     out.push_str("  classDef modified fill:#fff4c2,stroke:#b38f00\n");
     out.push_str("  classDef deleted fill:#ffd6d6,stroke:#c62828,stroke-dasharray:4\n");
-    for (id, change) in styled {
-        if change != Change::Unchanged {
-            let _ = writeln!(out, "  class {id} {}", change.as_str());
+    for (i, n) in g.nodes.iter().enumerate() {
+        if let Some(c) = n.change.filter(|c| *c != Change::Unchanged) {
+            let _ = writeln!(out, "  class n{i} {}", c.as_str());
         }
     }
     out
 }
 
 /// Long signatures are cut: a diagram's boxes must stay readable.
-fn short(sig: &str) -> String {
+pub fn short(sig: &str) -> String {
     if sig.chars().count() <= 60 {
         sig.to_string()
     } else {

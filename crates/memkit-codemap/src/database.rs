@@ -321,14 +321,26 @@ pub fn diagram(
             None => return Ok(None),
         },
     };
-    let files = fmap::snapshots(conn, Some(&session), 10_000)?;
+    Ok(graph(conn, &session, all, true)?.map(|g| ast::mermaid::render(&g)))
+}
+
+/// A session's call graph from its stored snapshots: its changed definitions (every one with
+/// `all`), the calls among them and, with `outside`, the targets of their other calls. None
+/// when the session has no snapshot.
+pub fn graph(
+    conn: &rusqlite::Connection,
+    session: &str,
+    all: bool,
+    outside: bool,
+) -> Result<Option<ast::graph::Graph>> {
+    let files = fmap::snapshots(conn, Some(session), 10_000)?;
     if files.is_empty() {
         return Ok(None);
     }
     let mut diffs = Vec::new();
     let mut snaps = Vec::new();
     for (_, file) in &files {
-        for r in fmap::snapshot(conn, file, &session)? {
+        for r in fmap::snapshot(conn, file, session)? {
             let change = match r.change.as_str() {
                 "new" => Change::New,
                 "modified" => Change::Modified,
@@ -351,7 +363,7 @@ pub fn diagram(
                 old_body_hash: None,
             });
         }
-        let calls = fmap::edges(conn, file, &session)?
+        let calls = fmap::edges(conn, file, session)?
             .into_iter()
             .map(|e| ast::Call {
                 caller: e.caller,
@@ -375,5 +387,5 @@ pub fn diagram(
         });
     }
     let refs: Vec<&Snapshot> = snaps.iter().collect();
-    Ok(Some(ast::mermaid::flowchart(&diffs, &refs, all)))
+    Ok(Some(ast::graph::build(&diffs, &refs, all, outside)))
 }

@@ -4,6 +4,8 @@
 //! ones. Used by the integration tests, the retrieval evaluation and the benches; independent
 //! of mem-compress.
 
+pub mod browser;
+
 use std::collections::HashMap;
 
 use rusqlite::Connection;

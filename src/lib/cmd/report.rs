@@ -9,9 +9,13 @@ use clap::{CommandFactory, Parser};
 use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::ids::{self, Id};
+use crate::report::html::Of;
 use crate::store::report::{self as rep, Scope};
 use crate::store::{self, projects};
 use crate::{Error, Result, report};
+
+mod details;
+use details::DETAILS;
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-report",
@@ -43,35 +47,30 @@ pub const TOOL: super::Tool = super::Tool {
             "What sessions did to a file, and the functions they changed (mem-ast's map).",
         ),
         (
+            "mem-report --html --days 30 -o memory.html",
+            "The last month of this project as one page to open in a browser.",
+        ),
+        (
             "mem-report --mermaid > change.mmd",
             "The last session's changed functions and their calls as a Mermaid flowchart.",
         ),
     ],
 };
 
-const DETAILS: &str = r#"
-Without options, mem-report tells what happened over the last 7 days (--days N): the sessions,
-newest first, each with its title, summary and observations, then the notes. Ids are the ones
-memkit prints everywhere: o17 an observation (17 and #17 work too), s4 a session, l3 a learning;
-given as arguments they are shown in full (an observation's summary, detail, facts, concepts,
-tags, files and functions; a session's summary and its observations; a learning with its
-evidence).
-
---session ID shows one session (s4 or a Claude Code session id); --sessions lists sessions,
---projects lists projects with their session and observation counts, last activity and
-description. --file PATH (the path as stored or its ending, such as app/auth.py) shows what was
-done to a file: the observations that modified or read it, and for Python the function changes
-mem-ast recorded (function_change records in a pipe). --mermaid prints a Mermaid flowchart of the
-changed definitions of a session (--session, default the latest one mem-ast mapped) and their
-calls; --all adds the unchanged ones.
-
-Scope: the current directory's project, or --project P, or --all-projects; when the current
-directory is no project memkit knows, every project. On a terminal (or with --format md or text)
-reports are markdown and lists are tables; in a pipe they are records: a session record
-("type":"session") followed by its observation records, project records ("type":"project"),
-function_change records. Exit status 1 when nothing matches (an id that does not exist is
-reported on stderr).
-"#;
+const PROJECT_COLUMNS: &[&str] = &[
+    "name",
+    "sessions",
+    "observations",
+    "last_activity_at",
+    "description",
+];
+const SESSION_COLUMNS: &[&str] = &[
+    "ref",
+    "project_name",
+    "last_activity_at",
+    "observations",
+    "title",
+];
 
 /// Show what happened: reports by day, session, file and project, and memories in full.
 #[derive(Debug, Parser)]
@@ -102,6 +101,12 @@ pub struct Args {
     /// A session's changed functions and their calls as a Mermaid flowchart.
     #[arg(long)]
     pub mermaid: bool,
+    /// The report as one self-contained HTML page (days, --session or --file).
+    #[arg(long, conflicts_with_all = ["mermaid", "projects", "sessions", "ids", "obs"])]
+    pub html: bool,
+    /// Write the page to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", requires = "html")]
+    pub output: Option<std::path::PathBuf>,
     /// With --mermaid: unchanged definitions too.
     #[arg(long, requires = "mermaid")]
     pub all: bool,
@@ -149,12 +154,34 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         return Ok(io.no_memories(&path));
     };
     let md = !matches!(io.format(), Format::Jsonl | Format::Json);
-    let found = if !wanted.is_empty() {
+    let roots = scope_roots(&conn, &args)?;
+    let since = args
+        .days
+        .or((!args.sessions).then_some(7))
+        .map(|d| stamp(now - chrono::Duration::days(d.into())));
+    // A report as of a past moment leaves out what came after it.
+    let until = args.now.is_some().then(|| stamp(now));
+    let scope = Scope {
+        projects: roots.as_deref(),
+        since: since.as_deref(),
+        until: until.as_deref(),
+    };
+    let found = if args.html {
+        let id = (args.session.as_deref())
+            .map(|s| store::sessions::id_of(&conn, s))
+            .transpose()?;
+        let of = match (&id, &args.file) {
+            (Some(id), _) => Of::Session(id),
+            (None, Some(f)) => Of::File(f, Scope::of(roots.as_deref())),
+            (None, None) => Of::Days(scope, args.days.unwrap_or(7)),
+        };
+        report::html::write(&conn, &of, &stamp(now), args.output.as_deref(), io)?
+    } else if !wanted.is_empty() {
         report::show_ids(&conn, &wanted, io, md)?
     } else if args.mermaid {
         return diagram(&conn, &args, io);
     } else if let Some(file) = &args.file {
-        report::file_report(&conn, file, &scope_roots(&conn, &args)?, io, md)?
+        report::file_report(&conn, file, &roots, io, md)?
     } else if let Some(s) = &args.session {
         let id = store::sessions::id_of(&conn, s)?;
         let shown = report::show_session(&conn, &id, io, md)?;
@@ -164,46 +191,14 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         shown
     } else if args.projects {
         let rows = rep::projects(&conn)?;
-        io.listing(
-            &rows,
-            &[
-                "name",
-                "sessions",
-                "observations",
-                "last_activity_at",
-                "description",
-            ],
-        )?;
+        io.listing(&rows, PROJECT_COLUMNS)?;
+        !rows.is_empty()
+    } else if args.sessions {
+        let rows = rep::sessions(&conn, &scope, usize::MAX >> 1)?;
+        io.listing(&rows, SESSION_COLUMNS)?;
         !rows.is_empty()
     } else {
-        let roots = scope_roots(&conn, &args)?;
-        let since = args
-            .days
-            .or((!args.sessions).then_some(7))
-            .map(|d| stamp(now - chrono::Duration::days(d.into())));
-        // A report as of a past moment leaves out what came after it.
-        let until = args.now.is_some().then(|| stamp(now));
-        let scope = Scope {
-            projects: roots.as_deref(),
-            since: since.as_deref(),
-            until: until.as_deref(),
-        };
-        if args.sessions {
-            let rows = rep::sessions(&conn, &scope, usize::MAX >> 1)?;
-            io.listing(
-                &rows,
-                &[
-                    "ref",
-                    "project_name",
-                    "last_activity_at",
-                    "observations",
-                    "title",
-                ],
-            )?;
-            !rows.is_empty()
-        } else {
-            report::days_report(&conn, &scope, args.days.unwrap_or(7), &roots, io, md)?
-        }
+        report::days_report(&conn, &scope, args.days.unwrap_or(7), &roots, io, md)?
     };
     Ok(if found {
         Outcome::Ok

@@ -338,6 +338,13 @@ pub fn snapshots(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The sessions with at least one parsed snapshot: those a call graph can be drawn for.
+pub fn mapped_sessions(conn: &Connection) -> Result<std::collections::HashSet<String>> {
+    let mut st = conn.prepare("SELECT DISTINCT session_id FROM ast_files WHERE status = 'ok'")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// An edge as call-graph healing sees it: the current snapshot's parser edges and the edges
 /// observations added.
 #[derive(Debug, Clone)]

@@ -17,7 +17,15 @@ pub struct Scope<'a> {
     pub until: Option<&'a str>,
 }
 
-impl Scope<'_> {
+impl<'a> Scope<'a> {
+    /// These projects' rows (every project's when None), at any time.
+    pub fn of(projects: Option<&'a [String]>) -> Scope<'a> {
+        Scope {
+            projects,
+            ..Scope::default()
+        }
+    }
+
     /// ` AND …` conditions on `project_col` and `time_col`, and their parameters.
     fn clause(&self, project_col: &str, time_col: &str) -> (String, Vec<Value>) {
         let mut sql = String::new();

@@ -1,8 +1,12 @@
 //! mem-report's views, built from the store and written as markdown (for people and for Claude)
 //! or as records (in a pipe): memories in full by id, a session, the last days of a project,
-//! what was done to a file.
+//! what was done to a file. `model` is what they show; `html` writes the same as one page.
 
-use std::collections::BTreeMap;
+pub mod chart;
+pub mod html;
+pub mod model;
+pub mod records;
+
 use std::io::Write;
 
 use crate::Result;
@@ -10,7 +14,9 @@ use crate::cli::Io;
 use crate::ids::{self, Id};
 use crate::record::Observation;
 use crate::store::report::{self as rep, Scope, SessionRow};
+
 use crate::store::{self, learnings, observations};
+use model::{minute, plural, relative};
 
 /// Each id in full; false when none exists.
 pub fn show_ids(conn: &rusqlite::Connection, wanted: &[Id], io: &mut Io, md: bool) -> Result<bool> {
@@ -67,21 +73,22 @@ fn write_obs(o: &Observation, io: &mut Io, md: bool) -> Result<()> {
 
 /// A session and its observations; false when it is not stored.
 pub fn show_session(conn: &rusqlite::Connection, id: &str, io: &mut Io, md: bool) -> Result<bool> {
-    let Some(s) = rep::session(conn, id)? else {
+    let Some(t) = model::session(conn, id)? else {
         return Ok(false);
     };
-    let obs = observations::of_session(conn, id)?;
-    if md {
-        let mut text = session_heading(&s, "##");
-        for o in &obs {
-            text.push_str(&obs_line(o, s.project.as_deref()));
-        }
-        text.push('\n');
-        io.out.write_all(text.as_bytes())?;
-    } else {
-        io.record(&s)?;
-        for o in &obs {
-            io.record(o)?;
+    for (s, obs) in &t.sessions {
+        if md {
+            let mut text = session_heading(s, "##");
+            for o in obs {
+                text.push_str(&obs_line(o, s.project.as_deref()));
+            }
+            text.push('\n');
+            io.out.write_all(text.as_bytes())?;
+        } else {
+            io.record(s)?;
+            for o in obs {
+                io.record(o)?;
+            }
         }
     }
     Ok(true)
@@ -89,18 +96,8 @@ pub fn show_session(conn: &rusqlite::Connection, id: &str, io: &mut Io, md: bool
 
 /// `### s4 Title · project · 2026-11-25 14:02–15:30`, the summary, and the files it changed.
 fn session_heading(s: &SessionRow, level: &str) -> String {
-    let title = s
-        .title
-        .as_deref()
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or("(untitled session)");
-    let span = match (s.started_at.as_deref(), s.last_activity_at.as_deref()) {
-        (Some(a), Some(b)) if a.get(..10) == b.get(..10) => {
-            format!("{} {}–{}", &a[..10], clock(a), clock(b))
-        }
-        (Some(a), Some(b)) => format!("{} – {}", minute(a), minute(b)),
-        (a, b) => a.or(b).map(minute).unwrap_or_default(),
-    };
+    let title = model::title(s);
+    let span = model::span(s);
     let mut meta = vec![
         s.project_name
             .clone()
@@ -153,24 +150,6 @@ fn obs_line(o: &Observation, root: Option<&str>) -> String {
     )
 }
 
-/// A path relative to its project root when inside it.
-fn relative(path: &str, root: Option<&str>) -> String {
-    root.map_or(path, |r| crate::project::relative(path, r))
-        .to_string()
-}
-
-/// `2026-11-25 14:05` of a stored timestamp.
-fn minute(t: &str) -> String {
-    match (t.get(..10), t.get(11..16)) {
-        (Some(d), Some(h)) => format!("{d} {h}"),
-        _ => t.to_string(),
-    }
-}
-
-fn clock(t: &str) -> &str {
-    t.get(11..16).unwrap_or("")
-}
-
 /// The last days: sessions newest first with their observations, then the notes made
 /// outside any session.
 pub fn days_report(
@@ -181,85 +160,58 @@ pub fn days_report(
     io: &mut Io,
     md: bool,
 ) -> Result<bool> {
-    let sessions = rep::sessions(conn, scope, usize::MAX >> 1)?;
-    let obs = rep::observations(conn, scope)?;
-    let mut by_session: BTreeMap<&str, Vec<&Observation>> = sessions
-        .iter()
-        .map(|s| (s.session_id.as_str(), Vec::new()))
-        .collect();
-    let mut loose: Vec<&Observation> = Vec::new();
-    for o in &obs {
-        match o.session_id.as_deref().and_then(|s| by_session.get_mut(s)) {
-            Some(list) => list.push(o),
-            None => loose.push(o),
-        }
-    }
-    if sessions.is_empty() && loose.is_empty() {
+    let t = model::days(conn, scope)?;
+    if t.is_empty() {
         return Ok(false);
     }
     if !md {
-        for s in &sessions {
+        for (s, obs) in &t.sessions {
             io.record(s)?;
-            for o in by_session.get(s.session_id.as_str()).into_iter().flatten() {
-                io.record(*o)?;
+            for o in obs {
+                io.record(o)?;
             }
         }
-        for o in &loose {
-            io.record(*o)?;
+        for o in &t.loose {
+            io.record(o)?;
         }
         return Ok(true);
     }
-    let whom = match roots.as_deref() {
-        None => "every project".to_string(),
-        Some(rs) => rs
-            .iter()
-            .map(|r| crate::project::name_of(r))
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
+    let whom = model::whom(roots.as_deref());
     let files: std::collections::BTreeSet<&String> =
-        obs.iter().flat_map(|o| &o.files_modified).collect();
+        t.observations().flat_map(|o| &o.files_modified).collect();
+    let obs = t.observations().count();
     let mut text = format!(
         "# {whom}: the last {days} day{}\n\n{} session{}, {} observation{}, {} file{} modified.\n\n",
-        if days == 1 { "" } else { "s" },
-        sessions.len(),
-        plural(sessions.len()),
-        obs.len(),
-        plural(obs.len()),
+        plural(days as usize),
+        t.sessions.len(),
+        plural(t.sessions.len()),
+        obs,
+        plural(obs),
         files.len(),
         plural(files.len()),
     );
     let mut day = "";
-    for s in &sessions {
-        let d = s
-            .last_activity_at
-            .as_deref()
-            .or(s.started_at.as_deref())
-            .and_then(|t| t.get(..10))
-            .unwrap_or("undated");
+    for (s, obs) in &t.sessions {
+        let d = model::day(s);
         if d != day {
             text.push_str(&format!("## {d}\n\n"));
             day = d;
         }
         text.push_str(&session_heading(s, "###"));
-        for o in by_session.get(s.session_id.as_str()).into_iter().flatten() {
+        for o in obs {
             text.push_str(&obs_line(o, s.project.as_deref()));
         }
         text.push('\n');
     }
-    if !loose.is_empty() {
+    if !t.loose.is_empty() {
         text.push_str("## Notes and observations outside these sessions\n\n");
-        for o in loose.iter().rev() {
+        for o in t.loose.iter().rev() {
             text.push_str(&obs_line(o, None));
         }
         text.push('\n');
     }
     io.out.write_all(text.as_bytes())?;
     Ok(true)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 fn learning_markdown(l: &learnings::Learning) -> String {
@@ -315,14 +267,7 @@ pub fn markdown(o: &Observation) -> String {
     if let Some(d) = o.detail.as_deref().filter(|d| !d.trim().is_empty()) {
         s.push_str(&format!("{}\n\n", d.trim()));
     }
-    for (label, list) in [
-        ("Facts", &o.facts),
-        ("Concepts", &o.concepts),
-        ("Tags", &o.tags),
-        ("Files modified", &o.files_modified),
-        ("Files read", &o.files_read),
-        ("Functions changed", &o.functions_changed),
-    ] {
+    for (label, list) in model::lists(o) {
         if !list.is_empty() {
             s.push_str(&format!("{label}:\n"));
             for x in list {

@@ -1,0 +1,387 @@
+//! `mem-report --html`: the report's model as one self-contained page. Inline CSS, script and
+//! SVG, and a Content-Security-Policy that forbids every request, so the page works from
+//! `file://` and can fetch nothing. What it holds is what the store holds, already redacted.
+//!
+//! Every record is an element of class `rec` with its visible id (`data-ref`): sessions
+//! (`.session`, their own text in `.own`), observations (`.obs`, a line each: their full
+//! records travel compressed, see `report::records`), learnings (`.learning`). The search box
+//! hides the records that do not contain every word typed.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use crate::Result;
+use crate::ids;
+use crate::record::Observation;
+use crate::store::report::{self as rep, Scope, SessionRow};
+use crate::store::{functions, learnings};
+
+use super::model::{self, Timeline, esc, minute, plural, relative};
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+/// A session with more changed definitions than this gets its list, not a drawing.
+const MAX_DRAWN: usize = 60;
+
+/// What a page is of.
+pub enum Of<'a> {
+    /// The sessions and observations of a scope, titled with its days.
+    Days(Scope<'a>, u32),
+    Session(&'a str),
+    File(&'a str, Scope<'a>),
+}
+
+/// The page to the file `to` names, else to stdout; false when nothing is in scope.
+pub fn write(
+    conn: &rusqlite::Connection,
+    of: &Of,
+    now: &str,
+    to: Option<&std::path::Path>,
+    io: &mut crate::cli::Io,
+) -> Result<bool> {
+    let Some(page) = page(conn, of, now)? else {
+        return Ok(false);
+    };
+    match to {
+        Some(path) => std::fs::write(path, page).map_err(|e| {
+            crate::Error::Usage(format!("-o {}: cannot write the page: {e}", path.display()))
+        })?,
+        None => std::io::Write::write_all(&mut io.out, page.as_bytes())?,
+    }
+    Ok(true)
+}
+
+/// The page; None when nothing is in scope.
+pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<String>> {
+    let (t, roots, heading) = match of {
+        Of::Days(scope, days) => (
+            model::days(conn, scope)?,
+            scope.projects,
+            format!(
+                "{}: the last {days} day{}",
+                model::whom(scope.projects),
+                plural(*days as usize)
+            ),
+        ),
+        Of::Session(id) => match model::session(conn, id)? {
+            Some(t) => {
+                let title = t.sessions.first().map_or("", |(s, _)| model::title(s));
+                let heading = format!("{} {}", t.sessions[0].0.handle, title);
+                (t, None, heading)
+            }
+            None => return Ok(None),
+        },
+        Of::File(file, scope) => (
+            model::file(conn, file, scope)?,
+            scope.projects,
+            file.to_string(),
+        ),
+    };
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let mut roots: Option<Vec<String>> = roots.map(<[String]>::to_vec);
+    if let Of::Session(_) = of {
+        roots = t.sessions[0].0.project.clone().map(|p| vec![p]);
+    }
+    let mut h = String::with_capacity(64 * 1024);
+    head(&mut h, &heading, &t);
+    projects(conn, &mut h, roots.as_deref())?;
+    if let Some(chart) = super::chart::files(&t) {
+        let _ = write!(
+            h,
+            "<section id=\"files\"><h2>Files in play</h2><div class=\"scroll\">{chart}</div></section>"
+        );
+    }
+    timeline(conn, &mut h, &t)?;
+    learned(conn, &mut h, roots.as_deref(), &t)?;
+    let _ = writeln!(
+        h,
+        "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main>{}<script>{JS}</script></body></html>",
+        esc(&minute(now)),
+        super::records::script(t.observations())
+    );
+    Ok(Some(h))
+}
+
+fn head(h: &mut String, heading: &str, t: &Timeline) {
+    let obs = t.observations().count();
+    let files: std::collections::BTreeSet<&String> =
+        t.observations().flat_map(|o| &o.files_modified).collect();
+    let _ = write!(
+        h,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<meta name=\"color-scheme\" content=\"light dark\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
+<title>{0} · memkit</title><style>{CSS}</style></head><body>\
+<header class=\"top\"><h1>{0}</h1><p class=\"stats\">{1} session{2}, {3} observation{4}, {5} file{6} modified</p>\
+<input id=\"q\" type=\"search\" placeholder=\"Filter: type a word\" autocomplete=\"off\" aria-label=\"Filter the records\">\
+<output id=\"shown\" for=\"q\"></output>\
+<nav><a href=\"#projects\">Projects</a> <a href=\"#files\">Files</a> <a href=\"#timeline\">Timeline</a> <a href=\"#learnings\">Learnings</a></nav></header><main>",
+        esc(heading),
+        t.sessions.len(),
+        plural(t.sessions.len()),
+        obs,
+        plural(obs),
+        files.len(),
+        plural(files.len()),
+    );
+}
+
+fn projects(conn: &rusqlite::Connection, h: &mut String, roots: Option<&[String]>) -> Result<()> {
+    let rows: Vec<rep::ProjectRow> = rep::projects(conn)?
+        .into_iter()
+        .filter(|p| roots.is_none_or(|r| r.contains(&p.project)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    h.push_str("<section id=\"projects\"><h2>Projects</h2><div class=\"scroll\"><table><thead><tr><th>Project</th><th>Sessions</th><th>Observations</th><th>Last activity</th><th>Description</th></tr></thead><tbody>");
+    for p in rows {
+        let _ = write!(
+            h,
+            "<tr><td title=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.project),
+            esc(&p.name),
+            p.sessions,
+            p.observations,
+            esc(&p
+                .last_activity_at
+                .as_deref()
+                .map(minute)
+                .unwrap_or_default()),
+            esc(p.description.as_deref().unwrap_or(""))
+        );
+    }
+    h.push_str("</tbody></table></div></section>");
+    Ok(())
+}
+
+fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result<()> {
+    let mapped = functions::mapped_sessions(conn)?;
+    h.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
+    let mut day = None;
+    for (i, (s, obs)) in t.sessions.iter().enumerate() {
+        let d = model::day(s);
+        if day != Some(d) {
+            if day.is_some() {
+                h.push_str("</section>");
+            }
+            let _ = write!(h, "<section class=\"day\"><h3>{}</h3>", esc(d));
+            day = Some(d);
+        }
+        let graph = if mapped.contains(&s.session_id) {
+            memkit_codemap::database::graph(conn, &s.session_id, false, false)?
+        } else {
+            None
+        };
+        session(h, s, obs, graph.as_ref(), i);
+    }
+    if day.is_some() {
+        h.push_str("</section>");
+    }
+    if !t.loose.is_empty() {
+        h.push_str("<section class=\"day\"><h3>Notes and observations outside these sessions</h3><ul class=\"obs-list\">");
+        for o in t.loose.iter().rev() {
+            observation(h, o, None, None);
+        }
+        h.push_str("</ul></section>");
+    }
+    h.push_str("</section>");
+    Ok(())
+}
+
+fn session(
+    h: &mut String,
+    s: &SessionRow,
+    obs: &[Observation],
+    graph: Option<&crate::ast::graph::Graph>,
+    i: usize,
+) {
+    let root = s.project.as_deref();
+    let _ = write!(
+        h,
+        "<article class=\"session rec\" id=\"{0}\" data-ref=\"{0}\"><div class=\"own\"><h4><a class=\"ref\" href=\"#{0}\">{0}</a> {1}</h4><p class=\"meta\">{2} · {3} · {4} observation{5} · {6}</p>",
+        esc(&s.handle),
+        esc(model::title(s)),
+        esc(s.project_name.as_deref().unwrap_or("no project")),
+        esc(&model::span(s)),
+        s.observations,
+        plural(s.observations as usize),
+        esc(&s.status)
+    );
+    if let Some(sum) = s.summary.as_deref().filter(|x| !x.trim().is_empty()) {
+        let _ = write!(h, "<p class=\"summary\">{}</p>", esc(sum.trim()));
+    }
+    if !s.files_modified.is_empty() {
+        let files: Vec<String> = s
+            .files_modified
+            .iter()
+            .map(|f| format!("<code>{}</code>", esc(&relative(f, root))))
+            .collect();
+        let _ = write!(
+            h,
+            "<p class=\"files\">Files modified: {}</p>",
+            files.join(" ")
+        );
+    }
+    functions_changed(h, obs, graph, root, i);
+    h.push_str("</div><ul class=\"obs-list\">");
+    for o in obs {
+        observation(h, o, root, Some(model::day(s)));
+    }
+    h.push_str("</ul></article>");
+}
+
+/// The definitions a session changed, from mem-ast's map (with its call graph drawn), else
+/// as its observations name them.
+fn functions_changed(
+    h: &mut String,
+    obs: &[Observation],
+    graph: Option<&crate::ast::graph::Graph>,
+    root: Option<&str>,
+    i: usize,
+) {
+    let mut items: Vec<String> = Vec::new();
+    if let Some(g) = graph {
+        for n in &g.nodes {
+            let change = n.change.map_or("", |c| c.as_str());
+            items.push(format!(
+                "<li><code>{}</code> <span class=\"chg {change}\">{change}</span> <span class=\"in\">{}</span></li>",
+                esc(&n.qualname),
+                esc(&relative(&n.path, root))
+            ));
+        }
+    } else {
+        let mut seen: Vec<&str> = Vec::new();
+        for f in obs.iter().flat_map(|o| &o.functions_changed) {
+            if !seen.contains(&f.as_str()) {
+                seen.push(f);
+                items.push(format!("<li><code>{}</code></li>", esc(f)));
+            }
+        }
+    }
+    if items.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<details class=\"fns\"><summary>Functions changed ({})</summary><ul>{}</ul>",
+        items.len(),
+        items.concat()
+    );
+    if let Some(g) = graph {
+        if g.nodes.len() > MAX_DRAWN {
+            let _ = write!(
+                h,
+                "<p class=\"note\">{} definitions: too many to draw.</p>",
+                g.nodes.len()
+            );
+        } else if let Some(svg) = crate::ast::svg::render(g, &format!("g{i}-")) {
+            let _ = write!(
+                h,
+                "<figure class=\"graph scroll\">{svg}<figcaption>Calls among the changed definitions</figcaption></figure>"
+            );
+        }
+    }
+    h.push_str("</details>");
+}
+
+/// An observation's line; its full record is in the page's records (`super::records`), shown
+/// under it by page.js when the line is clicked. Not a `<details>`: ten thousand of them, each
+/// with its own shadow tree, doubled the time a large page took to open.
+/// Its time is the clock alone when made on `day`.
+fn observation(h: &mut String, o: &Observation, root: Option<&str>, day: Option<&str>) {
+    let r = ids::obs(o.id.unwrap_or_default());
+    let root = root.or(o.project.as_deref());
+    let _ = write!(
+        h,
+        "<li class=\"obs rec\" id=\"{0}\" data-ref=\"{0}\"><div class=\"line\" tabindex=\"0\"><a class=\"ref\" href=\"#{0}\">{0}</a> <span class=\"type t-{1}\">{1}</span> {2}",
+        r,
+        esc(&o.kind),
+        esc(&o.title),
+    );
+    if !o.files_modified.is_empty() {
+        h.push_str(" <span class=\"files\">");
+        for (i, f) in o.files_modified.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            let _ = write!(h, "{sep}<code>{}</code>", esc(&relative(f, root)));
+        }
+        h.push_str("</span>");
+    }
+    let at = o.created_at.as_deref().unwrap_or("");
+    let at = match day {
+        Some(d) if at.starts_with(d) => model::clock(at).to_string(),
+        _ => minute(at),
+    };
+    let _ = write!(h, " <time>{}</time></div></li>", esc(&at));
+}
+
+/// The learnings of the projects in scope (and those of every project), with their evidence.
+fn learned(
+    conn: &rusqlite::Connection,
+    h: &mut String,
+    roots: Option<&[String]>,
+    t: &Timeline,
+) -> Result<()> {
+    let all = learnings::list(conn, &learnings::Filter::default())?;
+    let shown: Vec<&learnings::Learning> = all
+        .iter()
+        .filter(|l| match (roots, &l.project) {
+            (Some(r), Some(p)) => r.contains(p),
+            _ => true,
+        })
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let handles: HashMap<&str, &str> = t
+        .sessions
+        .iter()
+        .map(|(s, _)| (s.session_id.as_str(), s.handle.as_str()))
+        .collect();
+    h.push_str("<section id=\"learnings\"><h2>Learnings</h2><ul class=\"learnings\">");
+    for l in shown {
+        let _ = write!(
+            h,
+            "<li class=\"learning rec\" id=\"{0}\" data-ref=\"{0}\"><p><span class=\"ref\">{0}</span> <span class=\"type\">{1}</span> {2}</p><p class=\"meta\"><meter min=\"0\" max=\"1\" value=\"{3:.2}\"></meter> confidence {3:.2} · seen {4} time{5} · {6} · {7}</p>",
+            esc(&l.handle),
+            esc(&l.category),
+            esc(&l.content),
+            l.confidence,
+            l.times_seen,
+            plural(l.times_seen as usize),
+            if l.is_manual {
+                "typed by hand"
+            } else {
+                "learned"
+            },
+            esc(&l
+                .project
+                .as_deref()
+                .map_or_else(|| "every project".into(), crate::project::name_of))
+        );
+        if let Some(e) = l.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
+            let _ = write!(h, "<blockquote>{}</blockquote>", esc(e.trim()));
+        }
+        if !l.source_sessions.is_empty() {
+            let from: Vec<String> = l
+                .source_sessions
+                .iter()
+                .map(|s| match handles.get(s.as_str()) {
+                    Some(r) => format!("<a href=\"#{0}\">{0}</a>", esc(r)),
+                    None => esc(s),
+                })
+                .collect();
+            let _ = write!(
+                h,
+                "<p class=\"meta\">From sessions: {}</p>",
+                from.join(", ")
+            );
+        }
+        h.push_str("</li>");
+    }
+    h.push_str("</ul></section>");
+    Ok(())
+}
