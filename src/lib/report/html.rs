@@ -343,24 +343,15 @@ fn learned(
         .collect();
     h.push_str("<section id=\"learnings\"><h2>Learnings</h2><ul class=\"learnings\">");
     for l in shown {
+        let (project, seen, how) = model::learning_facts(l);
         let _ = write!(
             h,
-            "<li class=\"learning rec\" id=\"{0}\" data-ref=\"{0}\"><p><span class=\"ref\">{0}</span> <span class=\"type\">{1}</span> {2}</p><p class=\"meta\"><meter min=\"0\" max=\"1\" value=\"{3:.2}\"></meter> confidence {3:.2} · seen {4} time{5} · {6} · {7}</p>",
+            "<li class=\"learning rec\" id=\"{0}\" data-ref=\"{0}\"><p><span class=\"ref\">{0}</span> <span class=\"type\">{1}</span> {2}</p><p class=\"meta\"><meter min=\"0\" max=\"1\" value=\"{3:.2}\"></meter> confidence {3:.2} · {seen} · {how} · {4}</p>",
             esc(&l.handle),
             esc(&l.category),
             esc(&l.content),
             l.confidence,
-            l.times_seen,
-            plural(l.times_seen as usize),
-            if l.is_manual {
-                "typed by hand"
-            } else {
-                "learned"
-            },
-            esc(&l
-                .project
-                .as_deref()
-                .map_or_else(|| "every project".into(), crate::project::name_of))
+            esc(&project)
         );
         if let Some(e) = l.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
             let _ = write!(h, "<blockquote>{}</blockquote>", esc(e.trim()));

@@ -215,22 +215,13 @@ pub fn days_report(
 }
 
 fn learning_markdown(l: &learnings::Learning) -> String {
+    let (project, seen, how) = model::learning_facts(l);
     let mut s = format!(
-        "## {} {}: {}\n{} · confidence {:.2} · seen {} time{} · {}\n\n",
+        "## {} {}: {}\n{project} · confidence {:.2} · {seen} · {how}\n\n",
         ids::learning(l.id),
         l.category,
         crate::context::flatten(&l.content),
-        l.project
-            .as_deref()
-            .map_or_else(|| "every project".into(), crate::project::name_of),
         l.confidence,
-        l.times_seen,
-        plural(l.times_seen as usize),
-        if l.is_manual {
-            "typed by hand"
-        } else {
-            "learned"
-        },
     );
     if let Some(e) = l.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
         s.push_str(&format!("Evidence: {}\n\n", e.trim()));

@@ -161,6 +161,26 @@ pub fn title(s: &SessionRow) -> &str {
         .unwrap_or("(untitled session)")
 }
 
+/// A learning's line of facts, as both renderers show it: where it holds, how often it was seen
+/// and whether a person typed it.
+pub fn learning_facts(l: &crate::store::learnings::Learning) -> (String, String, &'static str) {
+    (
+        l.project
+            .as_deref()
+            .map_or_else(|| "every project".into(), crate::project::name_of),
+        format!(
+            "seen {} time{}",
+            l.times_seen,
+            plural(l.times_seen as usize)
+        ),
+        if l.is_manual {
+            "typed by hand"
+        } else {
+            "learned"
+        },
+    )
+}
+
 pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
