@@ -105,7 +105,6 @@ pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<St
 }
 
 fn head(h: &mut String, heading: &str, t: &Timeline) {
-    let obs = t.observations().count();
     let files: std::collections::BTreeSet<&String> =
         t.observations().flat_map(|o| &o.files_modified).collect();
     let _ = write!(
@@ -115,17 +114,12 @@ fn head(h: &mut String, heading: &str, t: &Timeline) {
 <meta name=\"color-scheme\" content=\"light dark\">\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
 <title>{0} · memkit</title><style>{CSS}</style></head><body>\
-<header class=\"top\"><h1>{0}</h1><p class=\"stats\">{1} session{2}, {3} observation{4}, {5} file{6} modified</p>\
+<header class=\"top\"><h1>{0}</h1><p class=\"stats\">{1}</p>\
 <input id=\"q\" type=\"search\" placeholder=\"Filter: type a word\" autocomplete=\"off\" aria-label=\"Filter the records\">\
 <output id=\"shown\" for=\"q\"></output>\
 <nav><a href=\"#projects\">Projects</a> <a href=\"#files\">Files</a> <a href=\"#timeline\">Timeline</a> <a href=\"#learnings\">Learnings</a></nav></header><main>",
         esc(heading),
-        t.sessions.len(),
-        plural(t.sessions.len()),
-        obs,
-        plural(obs),
-        files.len(),
-        plural(files.len()),
+        model::counts(t, files.len()),
     );
 }
 

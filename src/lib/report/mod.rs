@@ -179,16 +179,10 @@ pub fn days_report(
     let whom = model::whom(roots.as_deref());
     let files: std::collections::BTreeSet<&String> =
         t.observations().flat_map(|o| &o.files_modified).collect();
-    let obs = t.observations().count();
     let mut text = format!(
-        "# {whom}: the last {days} day{}\n\n{} session{}, {} observation{}, {} file{} modified.\n\n",
+        "# {whom}: the last {days} day{}\n\n{}.\n\n",
         plural(days as usize),
-        t.sessions.len(),
-        plural(t.sessions.len()),
-        obs,
-        plural(obs),
-        files.len(),
-        plural(files.len()),
+        model::counts(&t, files.len()),
     );
     let mut day = "";
     for (s, obs) in &t.sessions {

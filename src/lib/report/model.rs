@@ -181,6 +181,17 @@ pub fn learning_facts(l: &crate::store::learnings::Learning) -> (String, String,
     )
 }
 
+/// "N sessions, M observations, K files modified": the scope's size, as both renderers head it.
+pub fn counts(t: &Timeline, files: usize) -> String {
+    let (sessions, obs) = (t.sessions.len(), t.observations().count());
+    format!(
+        "{sessions} session{}, {obs} observation{}, {files} file{} modified",
+        plural(sessions),
+        plural(obs),
+        plural(files)
+    )
+}
+
 pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
