@@ -1,4 +1,4 @@
-//! Recall hooks (`mem-context --hook` on PreToolUse, PostToolUseFailure, PostToolUse of Bash,
+//! Recall hooks (`mem-capture --recall` on PreToolUse, PostToolUseFailure, PostToolUse of Bash,
 //! SubagentStart): transcripts imported with mem-capture and compressed by mem-compress, then
 //! the hook payloads Claude Code sends, as the registered command runs them.
 
@@ -127,10 +127,20 @@ fn store() -> Env {
     env
 }
 
-/// Runs the registered recall command on a payload: exit 0 and an empty stderr always; the
-/// additionalContext it printed, if any, after checking the output is the hook's JSON only.
+/// Runs the command mem-install registers for the payload's event (mem-context --hook for the
+/// context blocks, mem-capture --recall for recall) on it; see [`hook_with`].
 fn hook(env: &Env, payload: &[u8]) -> Option<(String, String)> {
-    let out = env.run("mem-context", &["--hook"], payload);
+    let v: Value = serde_json::from_slice(payload).unwrap_or_default();
+    match v["hook_event_name"].as_str() {
+        Some("SessionStart" | "SubagentStart") => hook_with(env, "mem-context", "--hook", payload),
+        _ => hook_with(env, "mem-capture", "--recall", payload),
+    }
+}
+
+/// Runs a hook command on a payload: exit 0 and an empty stderr always; the additionalContext
+/// it printed, if any, after checking the output is the hook's JSON only.
+fn hook_with(env: &Env, tool: &str, arg: &str, payload: &[u8]) -> Option<(String, String)> {
+    let out = env.run(tool, &[arg], payload);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(out.stderr.is_empty(), "{}", show(&out));
     if out.stdout.is_empty() {
@@ -201,6 +211,12 @@ fn file_recall_names_the_observations_that_changed_the_file_once_per_session() {
     );
     // Another session is told again.
     assert!(hook(&env, &pre("s2", ROOT, "Edit", "/proj/app/retry.py")).is_some());
+    // Settings an earlier mem-install wrote run mem-context --hook here: the same answer.
+    let read = pre("s5", ROOT, "Read", "/proj/app/retry.py");
+    assert_eq!(
+        hook_with(&env, "mem-context", "--hook", &read).map(|r| r.1),
+        Some(text.clone())
+    );
     // Something new stored since: told again in the same session.
     let db = env.db();
     db.execute_batch(
@@ -230,8 +246,8 @@ fn file_recall_names_the_observations_that_changed_the_file_once_per_session() {
         "tool_name": "Grep", "tool_input": {"pattern": "retry", "path": "/proj/app/retry.py"}});
     assert_eq!(hook(&env, grep.to_string().as_bytes()), None);
     for (k, v) in [("MEM_EXCLUDE", "/proj/app"), ("MEM_DISABLE", "1")] {
-        let mut c = env.cmd("mem-context");
-        c.env(k, v).arg("--hook");
+        let mut c = env.cmd("mem-capture");
+        c.env(k, v).arg("--recall");
         let out = run_with(c, &pre("s4", ROOT, "Read", "/proj/app/retry.py"));
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty(), "{k}: {}", show(&out));

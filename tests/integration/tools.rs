@@ -238,7 +238,8 @@ fn plugin_files_register_the_capture_hook_for_every_event_and_the_pipeline_on_st
         };
         assert!(cmds.contains(&capture), "{ev}: {cmds:?}");
         let context = match ev {
-            "SessionStart" | "PostToolUseFailure" => Some("mem-context --hook"),
+            "SessionStart" => Some("mem-context --hook"),
+            "PostToolUseFailure" => Some("mem-capture --recall"),
             "UserPromptSubmit" => Some("mem-context --hook --prompt"),
             _ => None,
         };
@@ -246,17 +247,22 @@ fn plugin_files_register_the_capture_hook_for_every_event_and_the_pipeline_on_st
             assert!(cmds.contains(&c), "{ev}: {cmds:?}");
         }
     }
-    // Recall: before file tools, after a Bash call, and for subagents, with those matchers.
-    for (ev, matcher) in [
-        ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
-        ("PostToolUse", "Bash"),
-        ("SubagentStart", ""),
+    // Recall: before file tools and after a Bash call (by mem-capture, which starts fastest),
+    // and for subagents, with those matchers.
+    for (ev, matcher, command) in [
+        (
+            "PreToolUse",
+            "Read|Edit|Write|MultiEdit|NotebookEdit",
+            "mem-capture --recall",
+        ),
+        ("PostToolUse", "Bash", "mem-capture --recall"),
+        ("SubagentStart", "", "mem-context --hook"),
     ] {
         let groups = hooks["hooks"][ev].as_array().unwrap();
         assert!(
-            groups.iter().any(
-                |g| g["matcher"] == matcher && g["hooks"][0]["command"] == "mem-context --hook"
-            ),
+            groups
+                .iter()
+                .any(|g| g["matcher"] == matcher && g["hooks"][0]["command"] == command),
             "{ev}: {groups:?}"
         );
     }

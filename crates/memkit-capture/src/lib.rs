@@ -14,6 +14,7 @@
 pub mod files;
 pub mod note;
 pub mod prompt;
+pub mod recall;
 pub mod redact;
 pub mod reredact;
 pub mod spool;

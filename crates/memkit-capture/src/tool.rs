@@ -32,6 +32,10 @@ pub const TOOL: memkit_core::cli::Tool = memkit_core::cli::Tool {
             "What Claude Code's hooks run: store one event, print nothing, exit 0.",
         ),
         (
+            "mem-capture --recall < pre-tool-use.json",
+            "What the PreToolUse and failure hooks run: a file's or an error's history, or nothing.",
+        ),
+        (
             "mem-capture --transcripts ~/.claude/projects",
             "Import every past session (re-running adds nothing).",
         ),
@@ -108,6 +112,10 @@ pub struct Args {
     /// Read one hook payload on stdin, as Claude Code's hooks do; never fails.
     #[arg(long, conflicts_with_all = ["transcript", "transcripts", "note", "input"])]
     pub hook: bool,
+    /// Recall hook (PreToolUse of a file tool, a failed call): print what memory holds about
+    /// the file or the error as the hook's additionalContext, or nothing; never fails.
+    #[arg(long, conflicts_with_all = ["hook", "transcript", "transcripts", "note", "input"])]
+    pub recall: bool,
     /// Import past session transcripts (.jsonl files).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub transcript: Vec<PathBuf>,
@@ -144,6 +152,10 @@ pub struct Args {
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.hook {
         return Ok(run_hook());
+    }
+    if args.recall {
+        capture::recall::run_hook();
+        return Ok(Outcome::Ok);
     }
     let home = config::data_home();
     let cfg = Config::load(&home)?;

@@ -173,6 +173,13 @@ pub fn replace_lone_surrogates(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// The hook output for an event carrying `text` as additionalContext.
+pub fn hook_json(event: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,10 @@ pub mod hook;
 pub mod ids;
 pub mod log;
 pub mod project;
+pub mod recall;
 pub mod record;
 pub mod store;
+pub mod text;
 pub mod tokens;
 
 pub use error::{Context, Error, Result};

@@ -24,7 +24,7 @@ use memkit_core::{Error, Result, errsig, project};
 use crate::context::{Session, Stored, compress, projects};
 
 pub struct Options {
-    /// The hook program (mem-context) and its arguments, as registered.
+    /// The hook program (mem-capture) and its arguments, as registered.
     pub hook: Vec<String>,
     /// Where scratch memories live.
     pub work: PathBuf,

@@ -9,7 +9,6 @@ use crate::cli::{self, Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::context::request::Request;
 use crate::context::{self, Source};
-use crate::hook::HookPayload;
 use crate::{Result, project, store};
 
 mod details;
@@ -141,32 +140,24 @@ fn run_hook(io: &mut Io, args: &Args) -> Outcome {
 }
 
 fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
-    let payload = HookPayload::from_value(crate::hook::read_stdin()?).expect("an object");
-    let cfg = Config::load(home).unwrap_or_else(|_| Config::env_only(home));
-    let dir = project::dir(payload.cwd.as_deref());
-    let pr = dir.as_deref().map(project::identify);
-    let (policy, bad) = crate::capture::Policy::for_hook(&cfg);
-    for msg in bad {
-        cli::log_line(home, "mem-context", "warn", &msg);
-    }
-    if let (Some(p), Some(d)) = (&pr, &dir)
-        && policy.excluded(p, Some(d))
-    {
+    let Some(a) = crate::capture::recall::admit(home, "mem-context")? else {
         return Ok(None);
-    }
-    let event = payload.event.as_deref().unwrap_or("");
-    // A database another process holds must not keep the session waiting: give up with no
-    // context rather than late.
-    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
+    };
+    let event = a.payload.event.clone().unwrap_or_default();
+    let event = event.as_str();
+    // Recall is mem-capture --recall's since it moved to the lighter binary; settings written
+    // by an earlier mem-install still send these events here.
     if matches!(event, "PreToolUse" | "PostToolUse" | "PostToolUseFailure") {
-        let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
-            return Ok(None);
-        };
         let now = now_ms(args)?.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
-        let root = pr.map(|p| p.root);
-        let said = context::recall::hook(home, &conn, &payload, root.as_deref(), now)?;
-        return Ok(said.map(|(event, text)| context::hook_json(&event, &text)));
+        return crate::capture::recall::answer(home, &a, now);
     }
+    let crate::capture::recall::Admitted {
+        payload,
+        cfg,
+        dir,
+        project: pr,
+    } = a;
+    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
     let is_prompt = args.prompt.is_some() || event == "UserPromptSubmit";
     let prompt = if is_prompt {
         Some(

@@ -35,9 +35,9 @@ const HOOKS: &[(&str, &[Program], u32)] = &[
     ("PostToolUseFailure", &[("mem-capture", "--hook")], 10),
     // Recall (see MATCHERS): before a file is read or edited, after a shell call failed, and
     // a subagent's context.
-    ("PreToolUse", &[("mem-context", "--hook")], 10),
-    ("PostToolUse", &[("mem-context", "--hook")], 10),
-    ("PostToolUseFailure", &[("mem-context", "--hook")], 10),
+    ("PreToolUse", &[("mem-capture", "--recall")], 10),
+    ("PostToolUse", &[("mem-capture", "--recall")], 10),
+    ("PostToolUseFailure", &[("mem-capture", "--recall")], 10),
     ("SubagentStart", &[("mem-context", "--hook")], 10),
     // The work before a compaction is compressed before its transcript is summarised away.
     (
@@ -172,21 +172,21 @@ pub fn check_events(hooks: &Map<String, Value>) -> std::result::Result<(), Strin
     Ok(())
 }
 
-/// The handlers that run for some tools only: (event, program, matcher). Every other handler
-/// matches all ("").
-const MATCHERS: &[(&str, &str, &str)] = &[
+/// The handlers that run for some tools only: (event, program and arguments, matcher). Every
+/// other handler matches all ("").
+const MATCHERS: &[(&str, Program, &str)] = &[
     (
         "PreToolUse",
-        "mem-context",
+        ("mem-capture", "--recall"),
         "Read|Edit|Write|MultiEdit|NotebookEdit",
     ),
-    ("PostToolUse", "mem-context", "Bash"),
+    ("PostToolUse", ("mem-capture", "--recall"), "Bash"),
 ];
 
 fn matcher_of(event: &str, programs: &[Program]) -> &'static str {
     MATCHERS
         .iter()
-        .find(|(e, p, _)| *e == event && programs.first().is_some_and(|f| f.0 == *p))
+        .find(|(e, p, _)| *e == event && programs.first() == Some(p))
         .map_or("", |m| m.2)
 }
 
@@ -199,7 +199,8 @@ pub fn absent(settings: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for (event, programs, _) in HOOKS {
         let matcher = matcher_of(event, programs);
-        let first = programs[0].0;
+        let (first, args) = programs[0];
+        // The arguments too: mem-capture --hook and --recall both answer PostToolUseFailure.
         let found = settings["hooks"][*event]
             .as_array()
             .into_iter()
@@ -207,9 +208,9 @@ pub fn absent(settings: &Value) -> Vec<String> {
             .filter(|g| g["matcher"].as_str().unwrap_or("") == matcher)
             .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
             .filter_map(|h| h["command"].as_str())
-            .any(|c| program_of(c) == first);
+            .any(|c| program_of(c) == first && command_args(c).starts_with(args));
         if !found {
-            out.push(format!("{event}: {first} {}", programs[0].1));
+            out.push(format!("{event}: {first} {args}"));
         }
     }
     out
@@ -279,8 +280,8 @@ pub struct Hooks {
     pub handlers: usize,
     /// Programs those handlers name that do not exist (hooks that would fail).
     pub missing: Vec<String>,
-    /// memkit's handlers this version registers that the file lacks ("PreToolUse: mem-context
-    /// --hook"): an install from an earlier version.
+    /// memkit's handlers this version registers that the file lacks ("PreToolUse: mem-capture
+    /// --recall"): an install from an earlier version.
     pub absent: Vec<String>,
 }
 

@@ -12,7 +12,7 @@ pub struct RecallArgs {
     /// Transcript files or folders of them (e.g. ~/.claude/projects/<project>).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-    /// The hook command the payloads go to [default: mem-context --hook, beside mem-eval].
+    /// The hook command the payloads go to [default: mem-capture --recall, beside mem-eval].
     #[arg(long, value_name = "CMD")]
     pub hook: Option<String>,
     /// Name of the set in the figures [default: the first PATH's name].
@@ -36,13 +36,13 @@ pub fn run(a: RecallArgs, io: &mut Io) -> Result<Outcome> {
     let hook = match &a.hook {
         Some(h) => h.split_whitespace().map(str::to_string).collect(),
         None => {
-            let beside = std::env::current_exe()?.with_file_name("mem-context");
+            let beside = std::env::current_exe()?.with_file_name("mem-capture");
             let prog = if beside.is_file() {
                 beside.display().to_string()
             } else {
-                "mem-context".into()
+                "mem-capture".into()
             };
-            vec![prog, "--hook".into()]
+            vec![prog, "--recall".into()]
         }
     };
     let opts = memkit_eval::recall::Options {

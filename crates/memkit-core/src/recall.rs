@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use memkit_core::errsig;
-use memkit_core::store::{self, failures, recall};
-use memkit_core::tokens::estimate;
-use memkit_core::{Result, clip};
-
-use crate::{flatten, relative, says_nothing};
+use crate::errsig;
+use crate::store::{self, failures, recall};
+use crate::text::{flatten, relative, says_nothing};
+use crate::tokens::estimate;
+use crate::{Result, clip};
 
 /// The most one recall may cost.
 pub const RECALL_TOKENS: usize = 300;
@@ -44,7 +43,7 @@ pub fn file_of(input: &serde_json::Value, cwd: Option<&str>) -> Option<String> {
     let p = ["file_path", "notebook_path"]
         .iter()
         .find_map(|k| input[*k].as_str())?;
-    (!p.trim().is_empty() && p.len() <= MAX_PATH).then(|| memkit_core::project::resolve(p, cwd))
+    (!p.trim().is_empty() && p.len() <= MAX_PATH).then(|| crate::project::resolve(p, cwd))
 }
 
 fn ms(at: &str) -> i64 {
@@ -90,7 +89,7 @@ pub fn file_recall(
     );
     changes.sort_by(|a, b| usefulness(b, now_ms).total_cmp(&usefulness(a, now_ms)));
     let name = project
-        .map(|root| memkit_core::project::relative(file, root))
+        .map(|root| crate::project::relative(file, root))
         .unwrap_or(file);
     let mut text = format!(
         "memkit: earlier work on {} in this project (mem-report --obs ID for more):",
@@ -193,12 +192,12 @@ pub fn seen_dir(home: &Path) -> PathBuf {
 impl Seen {
     pub fn new(home: &Path, session: &str) -> Seen {
         Seen {
-            path: seen_dir(home).join(memkit_core::short_hash(session.as_bytes(), 24)),
+            path: seen_dir(home).join(crate::short_hash(session.as_bytes(), 24)),
         }
     }
 
     fn subject(subject: &str) -> String {
-        memkit_core::short_hash(subject.as_bytes(), 24)
+        crate::short_hash(subject.as_bytes(), 24)
     }
 
     /// Whether `subject` was told with this `fingerprint` already in this session.
@@ -238,7 +237,7 @@ impl Seen {
 pub fn hook(
     home: &Path,
     conn: &Connection,
-    payload: &memkit_core::hook::HookPayload,
+    payload: &crate::hook::HookPayload,
     project: Option<&str>,
     now_ms: i64,
 ) -> Result<Option<(String, String)>> {
