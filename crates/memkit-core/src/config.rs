@@ -310,7 +310,7 @@ pub const SETTINGS: &[Setting] = &[
     setting(
         "MEM_SEARCH_RRF_K",
         Some("search_rrf_k"),
-        Some("60"),
+        Some("20"),
         "The k of reciprocal rank fusion.",
     ),
     setting(

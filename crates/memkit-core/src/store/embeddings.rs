@@ -178,15 +178,22 @@ pub fn count(conn: &Connection, model: &str, dim: usize) -> Result<usize> {
     Ok(n as usize)
 }
 
-/// Up to `n` owners' vectors for (model, dim), spread over the table (every k-th row).
-pub fn sample(conn: &Connection, model: &str, dim: usize, n: usize) -> Result<Vec<Vec<f32>>> {
+/// About `n` stored vectors of (model, dim), spread evenly over the owners, with their owner
+/// (kind, id).
+pub fn sample(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    n: usize,
+) -> Result<Vec<(String, i64, Vec<f32>)>> {
     let step = (count(conn, model, dim)? / n.max(1)).max(1) as i64;
     let mut st = conn.prepare(
-        "SELECT vector FROM (SELECT vector, row_number() OVER (ORDER BY owner_kind, owner_id) AS i
-         FROM embeddings WHERE model = ?1 AND dim = ?2) WHERE i % ?3 = 0 LIMIT ?4",
+        "SELECT owner_kind, owner_id, vector FROM (SELECT owner_kind, owner_id, vector,
+                row_number() OVER (ORDER BY owner_kind, owner_id) AS i
+           FROM embeddings WHERE model = ?1 AND dim = ?2) WHERE i % ?3 = 0 LIMIT ?4",
     )?;
     let rows = st.query_map(params![model, dim as i64, step, n as i64], |r| {
-        Ok(from_blob(&r.get::<_, Vec<u8>>(0)?))
+        Ok((r.get(0)?, r.get(1)?, from_blob(&r.get::<_, Vec<u8>>(2)?)))
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -1,6 +1,7 @@
 //! The embedding cache and the `embeddings` table: what is pending, what is cached, writing
 //! vectors. (mem-search embeds its queries through [`super::QueryModel`].)
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -175,7 +176,9 @@ fn floor_due(conn: &Connection, m: &Manifest, dim: usize) -> Result<bool> {
     let measured_at: usize = store::meta_get(conn, &floor_key(&m.name, dim))?
         .and_then(|v| v.split_whitespace().nth(1)?.parse().ok())
         .unwrap_or(0);
-    Ok(stored >= FLOOR_MIN_RECORDS && (measured_at == 0 || stored >= measured_at * 2))
+    // A database measured before the sense check was: measured again once, for it.
+    let sensed = store::meta_get(conn, &sense_key(&m.name, dim))?.is_some();
+    Ok(stored >= FLOOR_MIN_RECORDS && (measured_at == 0 || stored >= measured_at * 2 || !sensed))
 }
 
 /// Measures what nonsense reaches in this database: 24 strings of made-up words are embedded
@@ -196,13 +199,80 @@ fn calibrate_floor(conn: &Connection, e: &mut Embedder, m: &Manifest, dim: usize
     let sample = embeddings::sample(conn, &m.name, dim, FLOOR_SAMPLE)?;
     let best = qs
         .iter()
-        .flat_map(|q| sample.iter().filter_map(|v| crate::text::best_window(q, v)))
+        .flat_map(|q| {
+            sample
+                .iter()
+                .filter_map(|v| crate::text::best_window(q, &v.2))
+        })
         .fold(f32::MIN, f32::max);
     if best > f32::MIN {
         let floor = ((best + 0.02) * 100.0).ceil() / 100.0;
         store::meta_put(conn, &key, &format!("{floor} {stored}"))?;
     }
+    if let Some(found) = self_found(conn, e, m, &sample)? {
+        store::meta_put(conn, &sense_key(&m.name, dim), &format!("{found} {stored}"))?;
+    }
     Ok(())
+}
+
+/// The `meta` key of the share of records the model finds from their own title
+/// ([`self_found`]).
+pub fn sense_key(model: &str, dim: usize) -> String {
+    format!("vector_sense:{model}:{dim}")
+}
+
+/// Records whose title is asked for as a query ([`self_found`]).
+const SENSE_PROBES: usize = 24;
+
+/// Whether the model means anything on this database: the share of sampled observations
+/// whose own title, asked as a query, ranks them among the top 10 of the sample. A model
+/// that means something finds most (MiniLM: 0.7-1.0 on the dev sets); a random-weight one
+/// finds none (chance is 10 in the sample). `None` with too few titled records to tell.
+fn self_found(
+    conn: &Connection,
+    e: &mut Embedder,
+    m: &Manifest,
+    sample: &[(String, i64, Vec<f32>)],
+) -> Result<Option<f64>> {
+    let obs: Vec<usize> = (0..sample.len())
+        .filter(|&i| sample[i].0 == "observation")
+        .collect();
+    let step = (obs.len() / SENSE_PROBES).max(1);
+    let picked: Vec<usize> = obs.into_iter().step_by(step).take(SENSE_PROBES).collect();
+    let ids: Vec<i64> = picked.iter().map(|&i| sample[i].1).collect();
+    let titles: HashMap<i64, String> = store::observations::by_ids(conn, &ids)?
+        .into_iter()
+        .filter(|o| !o.title.trim().is_empty())
+        .filter_map(|o| Some((o.id?, o.title)))
+        .collect();
+    let probes: Vec<(usize, String)> = picked
+        .iter()
+        .filter_map(|&i| {
+            let t = titles.get(&sample[i].1)?;
+            Some((
+                i,
+                super::query_text(Some(m), Some(super::SEARCH_QUERY_KIND), t),
+            ))
+        })
+        .collect();
+    if probes.len() < SENSE_PROBES / 2 {
+        return Ok(None);
+    }
+    let refs: Vec<&str> = probes.iter().map(|p| p.1.as_str()).collect();
+    let qs = e.embed(&refs)?;
+    let found = probes
+        .iter()
+        .zip(&qs)
+        .filter(|((own, _), q)| {
+            let sim = |v: &[f32]| crate::text::best_window(q, v).unwrap_or(f32::MIN);
+            let mine = sim(&sample[*own].2);
+            // Ties count against: a model that gives everything the same cosine finds nothing.
+            sample.iter().filter(|v| sim(&v.2) >= mine).count() <= 10
+        })
+        .count();
+    Ok(Some(
+        (found as f64 / probes.len() as f64 * 100.0).round() / 100.0,
+    ))
 }
 
 /// `n` strings of two or three made-up words (letters in a fixed pseudo-random order).

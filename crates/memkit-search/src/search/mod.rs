@@ -238,7 +238,7 @@ impl Default for Weights {
             project: 0.2,
             time: 0.3,
             half_life_days: 2.0,
-            rrf_k: 60.0,
+            rrf_k: 20.0,
             tag_similarity: 0.75,
             bm25_k1: 1.2,
             bm25_b: 0.75,
@@ -583,6 +583,20 @@ impl Searcher {
         }
     }
 
+    /// Whether the model finds this database's records from their own titles (the share
+    /// mem-embed measured with the floor, `embed::store::sense_key`, at least
+    /// [`fusion::SENSE_TRUSTED`]): then its arm votes in full for every query.
+    fn vectors_make_sense(&self) -> bool {
+        self.vector_state.as_ref().is_some_and(|v| {
+            let key = crate::embed::store::sense_key(&v.model, v.dim);
+            memkit_core::store::meta_get(&self.conn, &key)
+                .ok()
+                .flatten()
+                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+                .is_some_and(|found| found >= fusion::SENSE_TRUSTED)
+        })
+    }
+
     /// Lets queries missing from the cache be embedded by the vector index's model, loaded on
     /// first need. False (and BM25 for such queries) when that model is not installed.
     pub fn use_installed_model(&mut self) -> Result<bool> {
@@ -742,7 +756,7 @@ impl Searcher {
             .flatten();
         // Where the query's best cosine is no better than what nonsense reaches, its vector
         // list is noise to fusion (see fusion).
-        let vector_weight = if floor.is_some() {
+        let vector_weight = if floor.is_some() && !self.vectors_make_sense() {
             fusion::vector_weight(c.vector.first().map(|x| x.1), floor)
         } else {
             1.0
@@ -784,6 +798,7 @@ impl Searcher {
             .max(1.0),
             vector_weight,
             lex_max: c.lexical.iter().map(|x| x.1).fold(0.0f64, f64::max),
+            sim_max: sims.values().copied().fold(0.0f64, f64::max),
             sims,
             now_ms,
             files: req.files.iter().map(|f| f.trim().to_string()).collect(),
@@ -1031,6 +1046,8 @@ pub struct Signals {
     pub vector_weight: f64,
     /// The best lexical score among the candidates.
     pub lex_max: f64,
+    /// The best similarity among the candidates.
+    pub sim_max: f64,
     /// Cosine similarity of each candidate to the query.
     pub sims: HashMap<u64, f64>,
     pub now_ms: i64,
@@ -1065,8 +1082,12 @@ pub fn rank(
                     Some(s) if sig.lex_max > 0.0 => (s / sig.lex_max).clamp(0.0, 1.0),
                     _ => 0.0,
                 },
-                similarity: sig.sims.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0)
-                    * sig.vector_weight,
+                // Scaled by the best, as the lexical score is: cosines of a model crowd into
+                // a narrow band, and raw they would weigh less than BM25 everywhere.
+                similarity: match sig.sims.get(&key) {
+                    Some(s) if sig.sim_max > 0.0 => (s / sig.sim_max).clamp(0.0, 1.0),
+                    _ => 0.0,
+                } * sig.vector_weight,
                 vector_weight: (sig.vector_weight < 1.0).then_some(sig.vector_weight),
                 recency: if w.half_life_days > 0.0 {
                     0.5f64.powf(age_days / w.half_life_days)
@@ -1328,6 +1349,7 @@ mod tests {
             lists: 1.0,
             vector_weight: 1.0,
             lex_max: 4.0,
+            sim_max: 1.0,
             sims: HashMap::new(),
             now_ms: now,
             files: vec![],
