@@ -567,16 +567,7 @@ impl Searcher {
             .index_model()
             .and_then(|m| m.1.similarity_floor)
             .map(f64::from);
-        let measured: Option<f64> = self.vector_state.as_ref().and_then(|v| {
-            let key = crate::embed::store::floor_key(&v.model, v.dim);
-            memkit_core::store::meta_get(&self.conn, &key)
-                .ok()
-                .flatten()?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        });
+        let measured = self.measured(crate::embed::store::floor_key);
         match (model, measured) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -587,14 +578,21 @@ impl Searcher {
     /// mem-embed measured with the floor, `embed::store::sense_key`, at least
     /// [`fusion::SENSE_TRUSTED`]): then its arm votes in full for every query.
     fn vectors_make_sense(&self) -> bool {
-        self.vector_state.as_ref().is_some_and(|v| {
-            let key = crate::embed::store::sense_key(&v.model, v.dim);
-            memkit_core::store::meta_get(&self.conn, &key)
-                .ok()
-                .flatten()
-                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-                .is_some_and(|found| found >= fusion::SENSE_TRUSTED)
-        })
+        self.measured(crate::embed::store::sense_key)
+            .is_some_and(|found| found >= fusion::SENSE_TRUSTED)
+    }
+
+    /// What mem-embed measured for the vector index's model on this database, under the
+    /// `meta` key `key` makes ("<figure> <records then>").
+    fn measured(&self, key: fn(&str, usize) -> String) -> Option<f64> {
+        let v = self.vector_state.as_ref()?;
+        memkit_core::store::meta_get(&self.conn, &key(&v.model, v.dim))
+            .ok()
+            .flatten()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
     }
 
     /// Lets queries missing from the cache be embedded by the vector index's model, loaded on
