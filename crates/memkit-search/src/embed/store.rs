@@ -209,9 +209,10 @@ fn calibrate_floor(conn: &Connection, e: &mut Embedder, m: &Manifest, dim: usize
         let floor = ((best + 0.02) * 100.0).ceil() / 100.0;
         store::meta_put(conn, &key, &format!("{floor} {stored}"))?;
     }
-    if let Some(found) = self_found(conn, e, m, &sample)? {
-        store::meta_put(conn, &sense_key(&m.name, dim), &format!("{found} {stored}"))?;
-    }
+    // "-" when there were too few titled records to tell: measured all the same, or every
+    // pipeline run would load the model again to try.
+    let found = self_found(conn, e, m, &sample)?.map_or("-".to_string(), |f| f.to_string());
+    store::meta_put(conn, &sense_key(&m.name, dim), &format!("{found} {stored}"))?;
     Ok(())
 }
 
