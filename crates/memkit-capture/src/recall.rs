@@ -52,6 +52,9 @@ pub fn admit(home: &Path, prog: &str) -> Result<Option<Admitted>> {
 /// The hook output recall gives an admitted payload, or `None` (no database, nothing worth
 /// saying, already said in this session).
 pub fn answer(home: &Path, a: &Admitted, now_ms: i64) -> Result<Option<Value>> {
+    let Some(subject) = recall::Subject::of(&a.payload) else {
+        return Ok(None);
+    };
     // A database another process holds must not keep the session waiting: give up with no
     // recall rather than late.
     let wait = store::Wait::Until(std::time::Instant::now() + HOOK_WAIT);
@@ -59,12 +62,12 @@ pub fn answer(home: &Path, a: &Admitted, now_ms: i64) -> Result<Option<Value>> {
         return Ok(None);
     };
     let root = a.project.as_ref().map(|p| p.root.as_str());
-    let said = recall::hook(home, &conn, &a.payload, root, now_ms)?;
+    let said = recall::hook(home, &conn, &a.payload, &subject, root, now_ms)?;
     Ok(said.map(|(event, text)| memkit_core::hook::hook_json(&event, &text)))
 }
 
 /// Hook mode for recall: print the hook JSON or nothing; never fails.
-pub fn run_hook() {
+pub fn run_hook(io: &mut cli::Io) {
     let out = cli::guard_hook("mem-capture", |home| {
         let Some(a) = admit(home, "mem-capture")? else {
             return Ok(None);
@@ -72,8 +75,7 @@ pub fn run_hook() {
         answer(home, &a, chrono::Utc::now().timestamp_millis())
     });
     if let Some(v) = out {
-        use std::io::Write;
         // A closed stdout is Claude Code's business; nothing to report.
-        let _ = writeln!(std::io::stdout().lock(), "{v}");
+        let _ = io.record(&v);
     }
 }

@@ -154,7 +154,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         return Ok(run_hook());
     }
     if args.recall {
-        capture::recall::run_hook();
+        capture::recall::run_hook(io);
         return Ok(Outcome::Ok);
     }
     let home = config::data_home();

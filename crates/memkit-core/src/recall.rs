@@ -232,43 +232,61 @@ impl Seen {
     }
 }
 
-/// What a recall hook answers for one payload: the event to answer and the text, after the
-/// session's marker said it was not told already (and recorded it).
+/// What a recall hook payload asks about: the file a file tool names, or a failed call's
+/// error text. Read from the payload alone, so a call with nothing to recall (a Bash call that
+/// succeeded, a Grep) costs no database open.
+pub enum Subject {
+    File(String),
+    Error(String),
+}
+
+impl Subject {
+    pub fn of(payload: &crate::hook::HookPayload) -> Option<Subject> {
+        match payload.event.as_deref()? {
+            "PreToolUse" => {
+                let tool = payload.tool_name.as_deref().unwrap_or("");
+                payload
+                    .tool_input
+                    .as_ref()
+                    .filter(|_| FILE_TOOLS.contains(&tool))
+                    .and_then(|i| file_of(i, payload.cwd.as_deref()))
+                    .map(Subject::File)
+            }
+            "PostToolUse" | "PostToolUseFailure" => {
+                errsig::failure_text(&payload.raw).map(Subject::Error)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a recall hook answers for `subject` (read from `payload` by [`Subject::of`]): the
+/// event to answer and the text, after the session's marker said it was not told already (and
+/// recorded it).
 pub fn hook(
     home: &Path,
     conn: &Connection,
     payload: &crate::hook::HookPayload,
+    subject: &Subject,
     project: Option<&str>,
     now_ms: i64,
 ) -> Result<Option<(String, String)>> {
-    let event = payload.event.as_deref().unwrap_or("");
     // Without a project every project's history would answer: isolation says nothing.
     if project.is_none() {
         return Ok(None);
     }
-    let (subject, found) = match event {
-        "PreToolUse" => {
-            let tool = payload.tool_name.as_deref().unwrap_or("");
-            let file = payload
-                .tool_input
-                .as_ref()
-                .filter(|_| FILE_TOOLS.contains(&tool))
-                .and_then(|i| file_of(i, payload.cwd.as_deref()));
-            let Some(file) = file else {
-                return Ok(None);
-            };
-            let r = file_recall(conn, project, &file, now_ms)?;
-            (format!("file:{file}"), r)
+    let (subject, found) = match subject {
+        Subject::File(file) => (
+            format!("file:{file}"),
+            file_recall(conn, project, file, now_ms)?,
+        ),
+        Subject::Error(error) => {
+            let key = errsig::signature(error).map(|s| s.key).unwrap_or_default();
+            (
+                format!("error:{key}"),
+                error_recall(conn, project, error, None, now_ms)?,
+            )
         }
-        "PostToolUse" | "PostToolUseFailure" => {
-            let Some(error) = errsig::failure_text(&payload.raw) else {
-                return Ok(None);
-            };
-            let r = error_recall(conn, project, &error, None, now_ms)?;
-            let key = errsig::signature(&error).map(|s| s.key).unwrap_or_default();
-            (format!("error:{key}"), r)
-        }
-        _ => return Ok(None),
     };
     let Some(r) = found else {
         return Ok(None);
@@ -281,5 +299,6 @@ pub fn hook(
         // A marker that cannot be written costs a repeat, not the recall.
         let _ = seen.tell(&subject, &r.fingerprint);
     }
-    Ok(Some((event.to_string(), r.text)))
+    let event = payload.event.clone().unwrap_or_default();
+    Ok(Some((event, r.text)))
 }

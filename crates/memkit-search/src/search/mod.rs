@@ -752,8 +752,9 @@ impl Searcher {
         let floor = (req.engine != Engine::Vector && !c.vector.is_empty())
             .then(|| self.similarity_floor())
             .flatten();
-        // Where the query's best cosine is no better than what nonsense reaches, its vector
-        // list is noise to fusion (see fusion).
+        // Unless mem-embed found the model means something on this database, a query whose
+        // best cosine is no better than what nonsense reaches has a vector list that is noise
+        // to fusion (see fusion).
         let vector_weight = if floor.is_some() && !self.vectors_make_sense() {
             fusion::vector_weight(c.vector.first().map(|x| x.1), floor)
         } else {
@@ -1076,16 +1077,11 @@ pub fn rank(
                 vector_rank: f.vector_rank,
                 rrf: f.rrf,
                 relevance: f.rrf * (rk + 1.0) / sig.lists,
-                lexical_match: match f.lexical_score {
-                    Some(s) if sig.lex_max > 0.0 => (s / sig.lex_max).clamp(0.0, 1.0),
-                    _ => 0.0,
-                },
+                lexical_match: share_of_best(f.lexical_score, sig.lex_max),
                 // Scaled by the best, as the lexical score is: cosines of a model crowd into
                 // a narrow band, and raw they would weigh less than BM25 everywhere.
-                similarity: match sig.sims.get(&key) {
-                    Some(s) if sig.sim_max > 0.0 => (s / sig.sim_max).clamp(0.0, 1.0),
-                    _ => 0.0,
-                } * sig.vector_weight,
+                similarity: share_of_best(sig.sims.get(&key).copied(), sig.sim_max)
+                    * sig.vector_weight,
                 vector_weight: (sig.vector_weight < 1.0).then_some(sig.vector_weight),
                 recency: if w.half_life_days > 0.0 {
                     0.5f64.powf(age_days / w.half_life_days)
@@ -1118,6 +1114,14 @@ pub fn rank(
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored
+}
+
+/// A candidate's score as a share of the best candidate's (0..=1; 0 without one).
+fn share_of_best(score: Option<f64>, best: f64) -> f64 {
+    match score {
+        Some(s) if best > 0.0 => (s / best).clamp(0.0, 1.0),
+        _ => 0.0,
+    }
 }
 
 /// Fraction of `working` files that `touched` mentions (suffix match, so relative and
