@@ -32,10 +32,12 @@ pub struct Vectors {
 }
 
 impl Vectors {
-    /// Memory-maps a saved index for searching.
+    /// Memory-maps a saved index for searching. It is viewed without usearch's key table
+    /// (vendor/usearch/PATCHED.md): building that table touched every node of the file and
+    /// was most of a 100k-record search; what needs a key's vectors reads the database.
     pub fn view(path: &Path, model: &str, dim: usize) -> Result<Vectors> {
-        let p = path.to_string_lossy();
-        let index = Index::restore_view(&p).map_err(|e| index_err("vector index", e))?;
+        let index = Index::restore_view_unkeyed(&path.to_string_lossy())
+            .map_err(|e| index_err("vector index", e))?;
         if index.dimensions() != dim {
             return Err(index_err("vector index", "dimension differs"));
         }
@@ -47,11 +49,15 @@ impl Vectors {
         })
     }
 
-    /// Nearest keys with their cosine similarity, best first, ties by key; only keys in
-    /// `allowed` when given. A filter is applied inside the search, never to a global top-k (a
-    /// small project would get a short page): up to [`EXACT_MAX`] allowed keys are compared
-    /// one by one (exact, and the same whatever order the index was built in), more through
-    /// usearch's filtered HNSW search.
+    /// Every key of the index (its sidecar); `None` when the sidecar is unreadable.
+    pub fn keys(&self) -> Option<Vec<u64>> {
+        read_keys(&self.path)
+    }
+
+    /// Nearest keys with their cosine similarity through the HNSW graph, best first, ties by
+    /// key; only keys in `allowed` when given, filtered inside the search, never from a global
+    /// top-k (a small project would get a short page). Few allowed keys are better compared
+    /// one by one ([`EXACT_MAX`], the searcher does).
     pub fn search(
         &self,
         q: &[f32],
@@ -61,51 +67,30 @@ impl Vectors {
         if q.len() != self.dim || self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        // A small index is compared whole, so that unfiltered results do not depend on how
-        // its graph happened to be built either.
-        let every: Option<HashSet<u64>> = match allowed {
-            None if self.index.size() <= EXACT_MAX => {
-                read_keys(&self.path).map(|k| k.into_iter().collect())
-            }
-            _ => None,
-        };
-        let mut out: Vec<(u64, f32)> = match allowed.or(every.as_ref()) {
-            Some(keys) if keys.len() <= EXACT_MAX => {
-                let mut buf = vec![0f32; self.dim * crate::text::MAX_WINDOWS];
-                let mut out = Vec::with_capacity(keys.len());
-                for &key in keys {
-                    let n = self.index.get(key, &mut buf).unwrap_or(0);
-                    if let Some(best) = crate::text::best_window(q, &buf[..n * self.dim]) {
-                        out.push((key, best));
-                    }
-                }
-                out
-            }
-            _ => {
-                // A record may come back once per window: asked for more, its best kept.
-                let want = k * 2;
-                let m = match allowed {
-                    Some(keys) => self
-                        .index
-                        .filtered_search(q, want, |key| keys.contains(&key)),
-                    None => self.index.search(q, want),
-                }
-                .map_err(|e| index_err("vector search", e))?;
-                let mut best: HashMap<u64, f32> = HashMap::new();
-                for (key, d) in m.keys.into_iter().zip(m.distances) {
-                    let s = best.entry(key).or_insert(f32::MIN);
-                    *s = s.max(1.0 - d);
-                }
-                best.into_iter().collect()
-            }
-        };
+        // A record may come back once per window: asked for more, its best kept.
+        let want = k * 2;
+        let m = match allowed {
+            Some(keys) => self
+                .index
+                .filtered_search(q, want, |key| keys.contains(&key)),
+            None => self.index.search(q, want),
+        }
+        .map_err(|e| index_err("vector search", e))?;
+        let mut best: HashMap<u64, f32> = HashMap::new();
+        for (key, d) in m.keys.into_iter().zip(m.distances) {
+            let s = best.entry(key).or_insert(f32::MIN);
+            *s = s.max(1.0 - d);
+        }
+        let mut out: Vec<(u64, f32)> = best.into_iter().collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         Ok(out)
     }
 }
 
-/// The most allowed keys a filtered search compares one by one (a few milliseconds).
+/// The most keys compared one by one (exact, and the same whatever order the index was built
+/// in) rather than through the graph: a filter this narrow starves a filtered HNSW search, and
+/// so few vectors read from the database cost a few milliseconds.
 pub const EXACT_MAX: usize = 8192;
 
 fn keys_path(path: &Path) -> std::path::PathBuf {

@@ -29,7 +29,7 @@ use tantivy::query::{
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::Bm25;
-use crate::index::vectors::Vectors;
+use crate::index::vectors::{EXACT_MAX, Vectors};
 use crate::index::{Doc, Layout, State, VectorState};
 use memkit_core::config::Config;
 use memkit_core::record::Hit;
@@ -771,9 +771,20 @@ impl Searcher {
         keys.sort_unstable();
         keys.dedup();
         // The vector index is opened only when there is a query vector (BM25 alone never maps it).
+        // The vector arm's own candidates come with their similarity; only the others' vectors
+        // are read from the database.
         let sims: HashMap<u64, f64> = match &c.query_vector {
             Some(q) => match self.vectors() {
-                Some(v) => self.similarities(q, &v.model, v.dim, keys.iter())?,
+                Some(v) => {
+                    let mut sims: HashMap<u64, f64> = c.vector.iter().copied().collect();
+                    let rest: Vec<u64> = keys
+                        .iter()
+                        .filter(|k| !sims.contains_key(k))
+                        .copied()
+                        .collect();
+                    sims.extend(self.similarities(q, &v.model, v.dim, rest.iter())?);
+                    sims
+                }
                 None => HashMap::new(),
             },
             None => HashMap::new(),
@@ -866,10 +877,29 @@ impl Searcher {
         let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
             (Some(q), Some(v)) => {
                 let allowed = req.filters.keys(&self.conn, &learned)?;
-                v.search(q, k, allowed.as_ref())?
-                    .into_iter()
-                    .map(|(k, s)| (k, s as f64))
-                    .collect()
+                // A narrow filter, or a small index, is compared whole: exact, and the same
+                // whatever order the graph was built in.
+                let few = match &allowed {
+                    Some(a) if a.len() <= EXACT_MAX => Some(a.iter().copied().collect()),
+                    None if v.index.size() <= EXACT_MAX => v.keys(),
+                    _ => None,
+                };
+                match few {
+                    Some(keys) => {
+                        let mut out: Vec<(u64, f64)> = self
+                            .similarities(q, &v.model, v.dim, keys.iter())?
+                            .into_iter()
+                            .collect();
+                        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                        out.truncate(k);
+                        out
+                    }
+                    None => v
+                        .search(q, k, allowed.as_ref())?
+                        .into_iter()
+                        .map(|(k, s)| (k, s as f64))
+                        .collect(),
+                }
             }
             _ => vec![],
         };
