@@ -12,7 +12,7 @@ votes and the similarity are weighted per query by how far its best cosine clear
 floor (below): weight 0 within 0.03 of it, 1 from 0.08 above it, so a model that means nothing
 cannot pull the lexical hits down (--explain shows vector_weight when below 1).
 relevance is the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or
-FTS5) score scaled by the best candidate's; similarity the cosine of the query's and the record's
+FTS5) score placed between the weakest lexical candidate's (0) and the best's (1); similarity the cosine of the query's and the record's
 vectors scaled by the best candidate's; time 1 for a record that answers the time the query asks or names: made within the span it
 names ("yesterday", "last week", "last Tuesday", "3 days ago", "in March 2024", "in June", "in
 2023"), or, for a question asking when ("when", "what date", "how long"), saying a time itself;
