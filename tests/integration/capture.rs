@@ -405,7 +405,12 @@ fn fifty_concurrent_hooks_lose_nothing() {
         assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     }
     assert_eq!(env.count("SELECT count(*) FROM pending_queue"), 50);
-    assert_eq!(env.count("SELECT count(*) FROM event_log"), 50);
+    // Each event once; under load a hook may spool its payload for the next one to store, which
+    // adds a 'spooled' warning beside the event (what mem doctor reports), not a second event.
+    assert_eq!(
+        env.count("SELECT count(*) FROM event_log WHERE event != 'spooled'"),
+        50
+    );
     assert!(
         !env.home().join("spool").exists()
             || std::fs::read_dir(env.home().join("spool")).unwrap().count() == 0
