@@ -1,55 +1,78 @@
 // The search box: a record stays visible when its text holds every word typed; a session also
-// stays while one of its observations does, and a day while anything in it does. An
-// observation's text is its ref, type and line, and its full record once the records are
-// inflated.
+// stays while one of its observations does, and a day while anything in it does. A record's
+// text is what its line or card shows and its full record.
 //
 // The full records are one deflated, base64 text in #records (report/records.rs), inflated on
 // the first expand or the first search: the page opens without paying for them. At load this
-// script only makes the observation lines focusable: nothing here reads layout.
+// script only makes the lines focusable: nothing here reads layout.
 (() => {
   const FS = "\x1c", GS = "\x1d", RS = "\x1e", US = "\x1f";
   const q = document.getElementById("q");
   const shown = document.getElementById("shown");
-  // The lines that open to a full record.
+  // The lines that open to a full record: an observation's <li>, a session's title.
   const LINES = "#timeline li[id], #timeline article > h4";
   for (const l of document.querySelectorAll(LINES)) l.tabIndex = 0;
+
+  // A record's parts shipped once among the shared ones are FS and an index there. The search
+  // reads each record as its text with those parts cut out (FS left in their place: no word
+  // typed spans one) and the list of them, so a part shared by a thousand records is searched
+  // once, not a thousand times.
   let records = null;
-  // {labels, full: ref -> the record's fields, texts: ref -> its text lowercased, for the search}.
   const inflate = () => (records ??= (async () => {
     const blob = document.getElementById("records");
-    const text64 = blob ? blob.textContent : "";
+    const b64 = blob ? blob.textContent : "";
     let bytes;
     if (Uint8Array.fromBase64) {
-      bytes = Uint8Array.fromBase64(text64);
+      bytes = Uint8Array.fromBase64(b64);
     } else {
-      const b64 = atob(text64);
-      bytes = new Uint8Array(b64.length);
-      for (let i = 0; i < b64.length; i++) bytes[i] = b64.charCodeAt(i);
+      const bin = atob(b64);
+      bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     }
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-    const [labels, table, ...recs] = (await new Response(stream).text()).split(RS);
-    // A part shipped once among the shared ones is FS and its index there.
+    const [labels, table, ...raw] = (await new Response(stream).text()).split(RS);
     const shared = table.split(US);
-    const resolve = (r) => (r.includes(FS) ? r.replace(/\x1c(\d+)/g, (_, i) => shared[i]) : r);
-    const full = new Map();
-    const texts = new Map();
-    for (const r of recs) {
-      const text = resolve(r);
-      const at = text.indexOf(US);
-      full.set(text.slice(0, at), text.slice(at + 1));
-      texts.set(text.slice(0, at), text.toLowerCase());
-    }
+    const sharedLower = shared.map((s) => s.toLowerCase());
+    const at = new Map();
+    const lower = [];
+    const refs = [];
+    raw.forEach((r, i) => {
+      at.set(r.slice(0, r.indexOf(US)), i);
+      const chunks = r.toLowerCase().split(FS);
+      const ids = [];
+      for (let k = 1; k < chunks.length; k++) {
+        const c = chunks[k];
+        let j = 0;
+        let n = 0;
+        for (let d; j < c.length && (d = c.charCodeAt(j) - 48) >= 0 && d <= 9; j++) n = n * 10 + d;
+        ids.push(n);
+        chunks[k] = c.slice(j);
+      }
+      lower.push(chunks.join(FS));
+      refs.push(ids);
+    });
+    // A record whole, its fields split: [line, summary, detail, ...lists, meta].
+    const fields = (ref) => {
+      const i = at.get(ref);
+      if (i === undefined) return null;
+      const chunks = raw[i].split(FS);
+      for (let k = 1; k < chunks.length; k++) {
+        const n = parseInt(chunks[k], 10);
+        chunks[k] = shared[n] + chunks[k].slice(String(n).length);
+      }
+      return chunks.join("").split(US).slice(1);
+    };
     document.documentElement.dataset.records = "inflated";
-    return { labels: labels.split(US), full, texts };
+    return { labels: labels.split(US), sharedLower, at, lower, refs, fields };
   })());
+
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  // A record's full text under its line (an observation's <li>, a session's <h4>); a second
-  // click folds it away.
+  // A record's full text under its line; a second click folds it away.
   const expand = async (line) => {
     const rec = line.tagName === "H4" ? line.parentElement : line;
     const open = line.getAttribute("aria-expanded") !== "true";
@@ -59,17 +82,16 @@
       done.hidden = !open;
       return;
     }
-    const { labels, full: all } = await inflate();
-    const text = all.get(rec.id);
-    if (text === undefined || rec.querySelector(":scope > .full")) return;
-    const f = text.split(US);
+    const { labels, fields } = await inflate();
+    const f = fields(rec.id);
+    if (!f || rec.querySelector(":scope > .full")) return;
     const full = el("div", "full");
-    if (f[0]) full.append(el("p", "summary", f[0]));
-    if (f[1]) full.append(el("p", "detail", f[1]));
+    if (f[1]) full.append(el("p", "summary", f[1]));
+    if (f[2]) full.append(el("p", "detail", f[2]));
     labels.forEach((label, i) => {
-      if (!f[2 + i]) return;
+      if (!f[3 + i]) return;
       const ul = el("ul");
-      for (const x of f[2 + i].split(GS)) ul.append(el("li", null, x));
+      for (const x of f[3 + i].split(GS)) ul.append(el("li", null, x));
       full.append(el("h5", null, label), ul);
     });
     full.append(el("p", "meta", f[f.length - 1].split(GS).join(" · ")));
@@ -77,7 +99,6 @@
     if (rec === line) rec.append(full);
     else line.nextElementSibling.after(full);
   };
-  // The line clicked or keyed, unless on its full record or a link.
   const line = (e) => {
     const l = e.target.closest?.(LINES);
     return l && !e.target.closest(".full, a") ? l : null;
@@ -92,48 +113,51 @@
       expand(e.target);
     }
   });
-  // What a record shows of itself, without its full text and (a session) its observations;
-  // an observation's ref and type are drawn from its attributes.
+
+  // Every record: its element, day and session, and where its text is. An observation's text
+  // is all in the records; a session's card (title, meta, functions) is read from the page,
+  // its summary and files from the records; a learning is read from the page.
+  let index = null;
   const own = (e) => {
-    let t = e.dataset.k ? `${e.id} ${e.dataset.k}\n` : `${e.id}\n`;
-    for (const c of e.childNodes) if (c.tagName !== "OL" && !c.classList?.contains("full")) t += c.textContent + "\n";
+    let t = `${e.id}\n`;
+    for (const c of e.children) if (c.tagName !== "OL" && !c.classList.contains("full")) t += c.textContent + "\n";
     return t.toLowerCase();
   };
-  // Every record with its own text, session and day; read on the first search.
-  let index = null;
-  const build = () => {
+  const build = ({ at }) => {
     const recs = [];
     const sessions = new Map();
     for (const a of document.querySelectorAll("#timeline article")) {
-      const s = { e: a, text: own(a), full: true, day: a.parentElement };
+      const s = { e: a, text: own(a), i: at.get(a.id) ?? -1, day: a.parentElement };
       sessions.set(a, s);
       recs.push(s);
     }
     for (const li of document.querySelectorAll("#timeline li[id]")) {
       const session = sessions.get(li.parentElement.parentElement) ?? null;
-      recs.push({ e: li, text: own(li), full: true, session, day: li.closest(".day") });
+      recs.push({ e: li, text: "", i: at.get(li.id) ?? -1, session, day: session ? session.day : li.closest(".day") });
     }
-    for (const l of document.querySelectorAll(".learning")) recs.push({ e: l, text: l.textContent.toLowerCase() });
+    for (const l of document.querySelectorAll(".learning")) recs.push({ e: l, text: l.textContent.toLowerCase(), i: -1 });
     return { recs, days: document.querySelectorAll(".day") };
   };
   const hide = (e, hidden) => {
     if (e.hidden !== hidden) e.hidden = hidden;
   };
-  let full = null;
-  const apply = () => {
+  let typed = 0;
+  const apply = async () => {
     const words = q.value.toLowerCase().split(/\s+/).filter(Boolean);
-    index ??= build();
-    if (words.length && !full) {
-      full = inflate().then(({ texts }) => {
-        for (const x of index.recs) if (x.full) x.text += "\n" + (texts.get(x.e.id) ?? "");
-        apply();
-      });
-    }
+    const now = ++typed;
+    if (!words.length && !index) return;
+    const r = await inflate();
+    if (now !== typed) return;
+    index ??= build(r);
+    // Per word, the shared parts holding it.
+    const hits = words.map((w) => r.sharedLower.map((s) => s.includes(w)));
+    const has = (x, w, k) =>
+      x.text.includes(w) || (x.i >= 0 && (r.lower[x.i].includes(w) || r.refs[x.i].some((n) => hits[k][n])));
     // A session stays while one of its observations matches; a day while anything in it shows.
     const held = new Set();
     let n = 0;
     for (const x of index.recs) {
-      x.match = words.every((w) => x.text.includes(w));
+      x.match = words.every((w, k) => has(x, w, k));
       n += x.match;
       if (x.match && x.session) held.add(x.session);
     }

@@ -12,8 +12,9 @@
 //! word typed there spans two parts, and in stored text they (and FS) become spaces.
 //!
 //! The first record is the lists' labels, the second the shared parts; each next one is its
-//! ref, its summary, its detail, its lists (in the labels' order, as `model::lists` shows
-//! them) and its meta's parts. A part (a line of a summary or detail, an item) seen more than
+//! ref, its line's text (an observation's type and title: the search reads records from here,
+//! not from ten thousand elements), its summary, its detail, its lists (in the labels' order,
+//! as `model::lists` shows them) and its meta's parts. A part (a line of a summary or detail, an item) seen more than
 //! once, such as a file read again, a fact, a prompt or a line of tool output that recurs
 //! further apart than deflate's 32 KB window sees, is shipped once among the shared parts and
 //! written as FS (U+1C) and its index there: without it the synthetic 10k page's records were
@@ -121,22 +122,25 @@ fn lines(s: &str) -> Vec<&str> {
     }
 }
 
-/// A session's record, in an observation's shape: its summary, the files its observations
-/// modified, and its id.
+/// A session's record, in an observation's shape: no line (its card is searched as shown),
+/// its summary, the files its observations modified, and its id.
 fn session<'a>(s: &'a SessionRow, meta: &'a [String]) -> Fields<'a> {
     let mut f: Fields = vec![
+        (Vec::new(), '\n'),
         (lines(s.summary.as_deref().unwrap_or("")), '\n'),
         (Vec::new(), '\n'),
     ];
     f.extend(model::LABELS.iter().map(|_| (Vec::new(), GS)));
-    f[2 + model::FILES_MODIFIED].0 = s.files_modified.iter().map(String::as_str).collect();
+    f[3 + model::FILES_MODIFIED].0 = s.files_modified.iter().map(String::as_str).collect();
     f.push((meta.iter().map(String::as_str).collect(), GS));
     f
 }
 
-/// An observation's summary and detail (a part per line), lists and meta.
+/// An observation's type and title (what its line shows, for the search), summary and detail
+/// (a part per line), lists and meta.
 fn fields<'a>(o: &'a Observation, meta: &'a [String]) -> Fields<'a> {
     let mut f = vec![
+        (vec![o.kind.as_str(), o.title.as_str()], '\n'),
         (lines(&o.summary), '\n'),
         (lines(o.detail.as_deref().unwrap_or("")), '\n'),
     ];
@@ -171,6 +175,8 @@ mod tests {
     fn obs(id: i64, detail: &str, facts: &[&str]) -> Observation {
         Observation {
             id: Some(id),
+            kind: "change".into(),
+            title: format!("title {id}"),
             summary: "the same summary, twice".into(),
             detail: Some(detail.into()),
             facts: facts.iter().map(|f| f.to_string()).collect(),
@@ -236,6 +242,7 @@ mod tests {
         assert_eq!(
             r["o1"],
             [
+                "change\ntitle 1",
                 "the same summary, twice",
                 "line one\nshared line of output",
                 &gs(&["ran: cargo test", "x"]),
@@ -247,9 +254,9 @@ mod tests {
                 "session sess-1"
             ]
         );
-        assert_eq!(r["o2"][1], "shared line of output");
+        assert_eq!(r["o2"][2], "shared line of output");
         // A separator in stored text is a space.
-        assert_eq!(r["o2"][2], gs(&["ran: cargo test", "x y"]));
+        assert_eq!(r["o2"][3], gs(&["ran: cargo test", "x y"]));
         // Shared parts travel once.
         let text = inflated(&script);
         assert_eq!(text.matches("shared line of output").count(), 1);
