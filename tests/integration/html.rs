@@ -234,8 +234,10 @@ fn drawn_graphs(env: &Env) -> usize {
     drawn
 }
 
-/// The ids of a page's elements (the records' visible ids, unquoted as the page writes them).
+/// The ids of a page's elements (the records' visible ids, unquoted as the page writes them),
+/// before the compressed records.
 fn ids(html: &str) -> BTreeSet<String> {
+    let html = &html[..html.find("<script id=records").unwrap()];
     html.match_indices(" id=")
         .map(|(i, _)| {
             let v = &html[i + 4..];
