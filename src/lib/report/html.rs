@@ -8,11 +8,11 @@
 //! the records that do not contain every word typed.
 //!
 //! An observation's line is what ten thousand of them make the page weigh and the browser
-//! parse, so it is written short: `<li id=o12 data-k=bugfix>title<code>files</code><i>14:05</i>`,
-//! unquoted, its end tag implied; the CSS shows the ref and type from the attributes, and
-//! page.js makes it focusable.
+//! parse, so it is written short: `<li id=o12 data-k=bugfix data-t=14:05>title<code>files</code>`,
+//! unquoted, its end tag implied; the CSS shows its time, ref and type from the attributes,
+//! and page.js makes it focusable.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::Result;
@@ -98,13 +98,14 @@ pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<St
             "<section id=\"files\"><h2>Files in play</h2><div class=\"scroll\">{chart}</div></section>"
         );
     }
-    timeline(conn, &mut h, &t)?;
+    let mapped = functions::mapped_sessions(conn)?;
+    timeline(conn, &mut h, &t, &mapped)?;
     learned(conn, &mut h, roots.as_deref(), &t)?;
     let _ = writeln!(
         h,
         "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main>{}<script>{JS}</script></body></html>",
         esc(&minute(now)),
-        super::records::script(&t)
+        super::records::script(&t, &mapped)
     );
     Ok(Some(h))
 }
@@ -157,8 +158,12 @@ fn projects(conn: &rusqlite::Connection, h: &mut String, roots: Option<&[String]
     Ok(())
 }
 
-fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result<()> {
-    let mapped = functions::mapped_sessions(conn)?;
+fn timeline(
+    conn: &rusqlite::Connection,
+    h: &mut String,
+    t: &Timeline,
+    mapped: &HashSet<String>,
+) -> Result<()> {
     h.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
     let mut day = None;
     for (i, (s, obs)) in t.sessions.iter().enumerate() {
@@ -211,7 +216,9 @@ fn session(
         esc(&s.status),
         obs.len()
     );
-    functions_changed(h, obs, graph, root, i);
+    if let Some(g) = graph {
+        functions_changed(h, g, root, i);
+    }
     h.push_str("<ol>");
     for o in obs {
         observation(h, o, Some(model::day(s)));
@@ -219,56 +226,38 @@ fn session(
     h.push_str("</ol></article>");
 }
 
-/// The definitions a session changed, from mem-ast's map (with its call graph drawn), else
-/// as its observations name them.
-fn functions_changed(
-    h: &mut String,
-    obs: &[Observation],
-    graph: Option<&crate::ast::graph::Graph>,
-    root: Option<&str>,
-    i: usize,
-) {
-    let mut items: Vec<String> = Vec::new();
-    if let Some(g) = graph {
-        for n in &g.nodes {
-            let change = n.change.map_or("", |c| c.as_str());
-            items.push(format!(
-                "<li>{} <b class={change}>{change}</b> <i>{}</i>",
-                esc(&n.qualname),
-                esc(&relative(&n.path, root))
-            ));
-        }
-    } else {
-        let mut seen: Vec<&str> = Vec::new();
-        for f in obs.iter().flat_map(|o| &o.functions_changed) {
-            if !seen.contains(&f.as_str()) {
-                seen.push(f);
-                items.push(format!("<li>{}", esc(f)));
-            }
-        }
-    }
-    if items.is_empty() {
+/// The definitions a session changed by mem-ast's map, with their call graph drawn. (A session
+/// mem-ast did not map lists the functions its observations name in its full record.)
+fn functions_changed(h: &mut String, g: &crate::ast::graph::Graph, root: Option<&str>, i: usize) {
+    if g.nodes.is_empty() {
         return;
     }
     let _ = write!(
         h,
-        "<details class=fns><summary>Functions changed ({})</summary><ul>{}</ul>",
-        items.len(),
-        items.concat()
+        "<details class=fns><summary>Functions changed ({})</summary><ul>",
+        g.nodes.len()
     );
-    if let Some(g) = graph {
-        if g.nodes.len() > MAX_DRAWN {
-            let _ = write!(
-                h,
-                "<p class=\"note\">{} definitions: too many to draw.</p>",
-                g.nodes.len()
-            );
-        } else if let Some(svg) = crate::ast::svg::render(g, &format!("g{i}-")) {
-            let _ = write!(
-                h,
-                "<figure class=\"graph scroll\">{svg}<figcaption>Calls among the changed definitions</figcaption></figure>"
-            );
-        }
+    for n in &g.nodes {
+        let change = n.change.map_or("", |c| c.as_str());
+        let _ = write!(
+            h,
+            "<li>{} <b class={change}>{change}</b> <i>{}</i>",
+            esc(&n.qualname),
+            esc(&relative(&n.path, root))
+        );
+    }
+    h.push_str("</ul>");
+    if g.nodes.len() > MAX_DRAWN {
+        let _ = write!(
+            h,
+            "<p class=note>{} definitions: too many to draw.</p>",
+            g.nodes.len()
+        );
+    } else if let Some(svg) = crate::ast::svg::render(g, &format!("g{i}-")) {
+        let _ = write!(
+            h,
+            "<figure class=\"graph scroll\">{svg}<figcaption>Calls among the changed definitions</figcaption></figure>"
+        );
     }
     h.push_str("</details>");
 }
@@ -279,11 +268,17 @@ fn functions_changed(
 /// alone, those its title does not already name (their paths are in the full record); its
 /// time the clock alone when made on `day`.
 fn observation(h: &mut String, o: &Observation, day: Option<&str>) {
+    let at = o.created_at.as_deref().unwrap_or("");
+    let at = match day {
+        Some(d) if at.starts_with(d) => model::clock(at).to_string(),
+        _ => minute(at),
+    };
     let _ = write!(
         h,
-        "<li id={} data-k={}>{}",
+        "<li id={} data-k={} data-t={}>{}",
         ids::obs(o.id.unwrap_or_default()),
         attr(&o.kind),
+        attr(&at),
         esc(&o.title),
     );
     let mut names: Vec<&str> = Vec::new();
@@ -296,19 +291,13 @@ fn observation(h: &mut String, o: &Observation, day: Option<&str>) {
     if !names.is_empty() {
         let _ = write!(h, "<code>{}</code>", esc(&names.join(" ")));
     }
-    let at = o.created_at.as_deref().unwrap_or("");
-    let at = match day {
-        Some(d) if at.starts_with(d) => model::clock(at).to_string(),
-        _ => minute(at),
-    };
-    let _ = write!(h, "<i>{}</i>", esc(&at));
 }
 
 /// An attribute's value, unquoted when it can be.
 fn attr(v: &str) -> String {
     if !v.is_empty()
         && v.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || b"-_:.".contains(&b))
     {
         v.to_string()
     } else {

@@ -22,7 +22,7 @@
 //! written as FS (U+1C) and its index there: without it the synthetic 10k page's records were
 //! 3.5 times the size.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use crate::ids;
@@ -42,8 +42,9 @@ const SHORTEST_SHARED: usize = 8;
 /// A record's fields, each its parts and what separates them.
 type Fields<'a> = Vec<(Vec<&'a str>, char)>;
 
-/// The element holding the records of `t`'s sessions and observations.
-pub fn script(t: &Timeline) -> String {
+/// The element holding the records of `t`'s sessions and observations; `mapped` are the
+/// sessions whose changed definitions the page draws from mem-ast's map.
+pub fn script(t: &Timeline, mapped: &HashSet<String>) -> String {
     let metas: Vec<(String, &Observation, Vec<String>)> = t
         .observations()
         .map(|o| (ids::obs(o.id.unwrap_or_default()), o, model::meta(o)))
@@ -57,7 +58,10 @@ pub fn script(t: &Timeline) -> String {
         .sessions
         .iter()
         .zip(&sessions)
-        .map(|((s, _), meta)| (s.handle.as_str(), session(s, meta)))
+        .map(|((s, obs), meta)| {
+            let named = !mapped.contains(&s.session_id);
+            (s.handle.as_str(), session(s, obs, named, meta))
+        })
         .chain(
             metas
                 .iter()
@@ -123,8 +127,14 @@ fn lines(s: &str) -> Vec<&str> {
 }
 
 /// A session's record, in an observation's shape: no line (its card is searched as shown),
-/// its summary, the files its observations modified, and its id.
-fn session<'a>(s: &'a SessionRow, meta: &'a [String]) -> Fields<'a> {
+/// its summary, the files its observations modified, the functions they name (`named`: when
+/// the card does not list them from mem-ast's map), and its id.
+fn session<'a>(
+    s: &'a SessionRow,
+    obs: &'a [Observation],
+    named: bool,
+    meta: &'a [String],
+) -> Fields<'a> {
     let mut f: Fields = vec![
         (Vec::new(), '\n'),
         (lines(s.summary.as_deref().unwrap_or("")), '\n'),
@@ -132,6 +142,15 @@ fn session<'a>(s: &'a SessionRow, meta: &'a [String]) -> Fields<'a> {
     ];
     f.extend(model::LABELS.iter().map(|_| (Vec::new(), GS)));
     f[3 + model::FILES_MODIFIED].0 = s.files_modified.iter().map(String::as_str).collect();
+    if named {
+        let mut seen = HashSet::new();
+        f[3 + model::FUNCTIONS_CHANGED].0 = obs
+            .iter()
+            .flat_map(|o| &o.functions_changed)
+            .map(String::as_str)
+            .filter(|f| seen.insert(*f))
+            .collect();
+    }
     f.push((meta.iter().map(String::as_str).collect(), GS));
     f
 }
@@ -343,10 +362,13 @@ mod tests {
             &["ran: cargo test", "x"],
         );
         let b = obs(2, "shared line of output", &["ran: cargo test", "x\u{1e}y"]);
-        let script = script(&Timeline {
-            sessions: Vec::new(),
-            loose: vec![a, b],
-        });
+        let script = script(
+            &Timeline {
+                sessions: Vec::new(),
+                loose: vec![a, b],
+            },
+            &HashSet::new(),
+        );
         let r = decoded(&script);
         let gs = |items: &[&str]| items.join("\u{1d}");
         assert_eq!(
