@@ -16,6 +16,11 @@ const NOW: &str = "2027-01-01T00:00:00Z";
 const DAYS: &str = "3650";
 const SINCE: &str = "2017-01-03T00:00:00.000Z";
 
+/// The page's records: its sessions, observations and learnings, each by its visible id.
+const SESSIONS: &str = "#timeline article";
+const OBSERVATIONS: &str = "#timeline li[id]";
+const LEARNINGS: &str = ".learning";
+
 /// The fixture store with mem-ast's map and mem-learn's learnings, as the pipeline leaves it.
 fn full_store() -> Env {
     let env = compressed_fixtures();
@@ -64,11 +69,9 @@ fn html_page_holds_the_scope_and_writes_where_told() {
         sessions.len() > 10 && obs.len() > 30,
         "{sessions:?} {obs:?}"
     );
+    let on_page = ids(&html);
     for r in sessions.iter().chain(&obs) {
-        assert!(
-            html.contains(&format!("data-ref=\"{r}\"")),
-            "{r} is not on the page"
-        );
+        assert!(on_page.contains(r), "{r} is not on the page");
     }
     // stdout by default: the same page.
     let out = env.ok(
@@ -81,8 +84,8 @@ fn html_page_holds_the_scope_and_writes_where_told() {
     let one = sessions.iter().next().unwrap();
     let s = env.ok("mem-report", &["--html", "--session", one], b"");
     let s = String::from_utf8_lossy(&s.stdout);
-    assert_eq!(s.matches("class=\"session rec\"").count(), 1);
-    assert!(s.contains(&format!("data-ref=\"{one}\"")));
+    assert_eq!(s.matches("<article ").count(), 1);
+    assert!(ids(&s).contains(one));
     // A file: the observations that touched it.
     let f = env.ok(
         "mem-report",
@@ -94,7 +97,10 @@ fn html_page_holds_the_scope_and_writes_where_told() {
              OR files_read LIKE '%/session_live.ex\"%'",
     );
     let f = String::from_utf8_lossy(&f.stdout);
-    assert_eq!(f.matches("class=\"obs rec\"").count() as i64, want);
+    assert_eq!(
+        ids(&f).iter().filter(|r| r.starts_with('o')).count() as i64,
+        want
+    );
     // Nothing in scope: exit 1 and no file; a file that cannot be written is named.
     let none = env.run(
         "mem-report",
@@ -194,7 +200,7 @@ fn drawn_graphs(env: &Env) -> usize {
                  WHERE c.session_id = '{sid}' AND c.resolution != 'unresolved'"
             ),
         );
-        let start = html.find(&format!("id=\"s{handle}\"")).unwrap();
+        let start = html.find(&format!("<article id=s{handle} ")).unwrap();
         let end = start + html[start..].find("</article>").unwrap();
         let article = &html[start..end];
         if changed.is_empty() {
@@ -228,6 +234,20 @@ fn drawn_graphs(env: &Env) -> usize {
     drawn
 }
 
+/// The ids of a page's elements (the records' visible ids, unquoted as the page writes them),
+/// before the compressed records.
+fn ids(html: &str) -> BTreeSet<String> {
+    let html = &html[..html.find("<script id=records").unwrap()];
+    html.match_indices(" id=")
+        .map(|(i, _)| {
+            let v = &html[i + 4..];
+            v[..v.find([' ', '>']).unwrap()]
+                .trim_matches('"')
+                .to_string()
+        })
+        .collect()
+}
+
 fn attr_list(s: &str, name: &str) -> Vec<String> {
     let key = format!(" {name}=\"");
     s.match_indices(&key)
@@ -257,9 +277,9 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
     b.open(&url);
 
     // Every session and observation of the scope, by its visible id.
-    let on_page = |b: &mut Browser, class: &str| -> BTreeSet<String> {
+    let on_page = |b: &mut Browser, selector: &str| -> BTreeSet<String> {
         let v = b.eval(&format!(
-            "[...document.querySelectorAll('.{class}.rec')].map(e => e.dataset.ref)"
+            "[...document.querySelectorAll('{selector}')].map(e => e.id)"
         ));
         v.as_array()
             .unwrap()
@@ -273,16 +293,16 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
             "SELECT 's' || rowid FROM sessions WHERE coalesce(last_activity_at, ended_at, started_at, '') >= '{SINCE}'"
         ),
     );
-    assert_eq!(on_page(&mut b, "session"), sessions);
+    assert_eq!(on_page(&mut b, SESSIONS), sessions);
     assert_eq!(
-        on_page(&mut b, "obs"),
+        on_page(&mut b, OBSERVATIONS),
         refs(&env, "SELECT 'o' || id FROM observations")
     );
     let shots = screenshot_dir();
     b.screenshot(&shots.join("mem-report-html-1280x800.png"));
 
     // An observation's line expands to its full record, inflated from the page's records.
-    let full = b.eval("document.querySelector('.obs .full') === null");
+    let full = b.eval("document.querySelector('.full') === null");
     assert_eq!(
         full,
         json!(true),
@@ -297,7 +317,7 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap();
-    b.eval(&format!("document.querySelector('#o{id} .line').click()"));
+    b.eval(&format!("document.getElementById('o{id}').click()"));
     assert!(
         b.wait_for(&format!("document.querySelector('#o{id} .full') !== null")),
         "o{id} did not expand to its full record"
@@ -316,11 +336,36 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
         );
     }
 
+    // A session's title opens to its summary and the files its observations modified.
+    let (handle, summary): (i64, String) = env
+        .db()
+        .query_row(
+            "SELECT rowid, summary FROM sessions WHERE length(summary) > 0 ORDER BY rowid LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    b.eval(&format!(
+        "document.querySelector('#s{handle} > h4').click()"
+    ));
+    assert!(
+        b.wait_for(&format!(
+            "document.querySelector('#s{handle} > .full') !== null"
+        )),
+        "s{handle} did not open"
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector('#s{handle} > .full > .summary').textContent"
+        )),
+        json!(summary.trim())
+    );
+
     // A second click folds it away; Enter on the focused line opens it again.
     let hidden = format!("document.querySelector('#o{id} .full').hidden");
-    b.eval(&format!("document.querySelector('#o{id} .line').click()"));
+    b.eval(&format!("document.getElementById('o{id}').click()"));
     assert_eq!(b.eval(&hidden), json!(true));
-    b.eval(&format!("document.querySelector('#o{id} .line').focus()"));
+    b.eval(&format!("document.getElementById('o{id}').focus()"));
     for kind in ["keyDown", "keyUp"] {
         b.send(
             "Input.dispatchKeyEvent",
@@ -329,8 +374,8 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
     }
     assert_eq!(b.eval(&hidden), json!(false));
 
-    // Typing a word keeps exactly the records that contain it: an observation by its line or
-    // its full record (as stored), a session by its own text or by one of its observations.
+    // Typing a word keeps exactly the records that contain it: an observation or a session by
+    // its line or its full record (as stored), a session also by one of its observations.
     let typed = |b: &mut Browser, word: &str| -> Vec<Value> {
         b.eval(
             "{ const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input')); q.focus() }",
@@ -340,12 +385,17 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
             b.wait_for("document.documentElement.dataset.records === 'inflated'"),
             "the records were never inflated"
         );
-        b.eval(
-            "[...document.querySelectorAll('.rec')].map(r => ({ref: r.dataset.ref, hidden: r.hidden, \
-             kind: r.classList[0], \
-             text: (r.querySelector(':scope > .own') || r.querySelector(':scope > .line') || r).textContent.toLowerCase(), \
-             child: r.querySelector('.obs:not([hidden])') !== null}))",
-        )
+        // A record's own text is what its line or card shows: an observation's ref and type
+        // (drawn by the CSS from its attributes) and line, a session's card without its
+        // observations, a learning whole.
+        b.eval(&format!(
+            "[...document.querySelectorAll('{SESSIONS}, {OBSERVATIONS}, {LEARNINGS}')].map(r => {{ \
+               const kind = r.matches('{SESSIONS}') ? 'session' : r.matches('{OBSERVATIONS}') ? 'obs' : 'learning'; \
+               const text = kind === 'learning' ? r.textContent : [r.id, r.dataset.k ?? '', \
+                 ...[...r.childNodes].filter(c => c.tagName !== 'OL' && !c.classList?.contains('full')).map(c => c.textContent)].join('\\n'); \
+               return {{ref: r.id, hidden: r.hidden, kind, text: text.toLowerCase(), \
+                        child: r.querySelector('{OBSERVATIONS}:not([hidden])') !== null}}; }})"
+        ))
         .as_array()
         .unwrap()
         .clone()
@@ -356,7 +406,10 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
             &format!(
                 "SELECT 'o' || id FROM observations WHERE instr(lower(summary || char(10) || coalesce(detail, '') \
                  || facts || concepts || tags || files_modified || files_read || functions_changed \
-                 || coalesce(session_id, '') || coalesce(created_at, '')), '{word}') > 0"
+                 || coalesce(session_id, '') || coalesce(created_at, '')), '{word}') > 0
+                 UNION SELECT 's' || s.rowid FROM sessions s WHERE instr(lower(coalesce(s.summary, '') \
+                 || char(10) || s.session_id), '{word}') > 0 OR EXISTS (SELECT 1 FROM observations o \
+                 WHERE o.session_id = s.session_id AND instr(lower(o.files_modified), '{word}') > 0)"
             ),
         )
     };
@@ -408,7 +461,7 @@ fn html_page_in_chromium_loads_offline_counts_filters_and_fits_a_phone() {
         "{ const q = document.getElementById('q'); q.value = ''; q.dispatchEvent(new Event('input')) }",
     );
     assert_eq!(
-        b.eval("document.querySelectorAll('.rec[hidden]').length"),
+        b.eval("document.querySelectorAll('[hidden]').length"),
         json!(0)
     );
 

@@ -77,12 +77,11 @@ pub fn files(t: &Timeline) -> Option<String> {
         let shown = clip_left(file, 34);
         let _ = write!(
             s,
-            "<g class=\"file-row\" data-file=\"{}\"><text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\"><title>{} · {total} edit{}</title>{}</text>",
-            esc(file),
-            label_w - 6.0,
-            y + cell_h * 0.72,
+            "<g><title>{} · {total} edit{}</title><text x={:.0} y={:.1} text-anchor=end>{}</text>",
             esc(file),
             super::model::plural(*total as usize),
+            label_w - 6.0,
+            y + cell_h * 0.72,
             esc(&shown)
         );
         let mut at: Vec<_> = c.iter().collect();
@@ -91,12 +90,11 @@ pub fn files(t: &Timeline) -> Option<String> {
             let day = first + chrono::Duration::days(col * per);
             let _ = write!(
                 s,
-                "<rect class=\"cell\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill-opacity=\"{:.2}\"><title>{} · {day}: {n} edit{}</title></rect>",
+                "<rect x={:.1} y={y:.1} width={:.1} height={:.0} fill-opacity={:.2}><title>{day}: {n} edit{}</title></rect>",
                 label_w + cell_w * *col as f64,
                 (cell_w - 1.0).max(1.0),
                 cell_h - 2.0,
                 0.25 + 0.75 * f64::from(*n) / f64::from(top),
-                esc(file),
                 super::model::plural(*n as usize)
             );
         }

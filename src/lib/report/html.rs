@@ -2,12 +2,17 @@
 //! SVG, and a Content-Security-Policy that forbids every request, so the page works from
 //! `file://` and can fetch nothing. What it holds is what the store holds, already redacted.
 //!
-//! Every record is an element of class `rec` with its visible id (`data-ref`): sessions
-//! (`.session`, their own text in `.own`), observations (`.obs`, a line each: their full
-//! records travel compressed, see `report::records`), learnings (`.learning`). The search box
-//! hides the records that do not contain every word typed.
+//! Every record is an element whose id is its visible id: sessions (`<article>`s of
+//! `#timeline`), observations (the `<li>`s of their `<ol>`s, a line each: their full records
+//! travel compressed, see `report::records`) and learnings (`.learning`). The search box hides
+//! the records that do not contain every word typed.
+//!
+//! An observation's line is what ten thousand of them make the page weigh and the browser
+//! parse, so it is written short: `<li id=o12 data-k=bugfix data-t=14:05>title<code>files</code>`,
+//! unquoted, its end tag implied; the CSS shows its time, ref and type from the attributes,
+//! and page.js makes it focusable.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::Result;
@@ -93,13 +98,14 @@ pub fn page(conn: &rusqlite::Connection, of: &Of, now: &str) -> Result<Option<St
             "<section id=\"files\"><h2>Files in play</h2><div class=\"scroll\">{chart}</div></section>"
         );
     }
-    timeline(conn, &mut h, &t)?;
+    let mapped = functions::mapped_sessions(conn)?;
+    timeline(conn, &mut h, &t, &mapped)?;
     learned(conn, &mut h, roots.as_deref(), &t)?;
     let _ = writeln!(
         h,
         "<footer>Written by mem-report --html at {}. Everything here is what memkit stored, redacted before it was stored.</footer></main>{}<script>{JS}</script></body></html>",
         esc(&minute(now)),
-        super::records::script(t.observations())
+        super::records::script(&t, &mapped)
     );
     Ok(Some(h))
 }
@@ -152,8 +158,12 @@ fn projects(conn: &rusqlite::Connection, h: &mut String, roots: Option<&[String]
     Ok(())
 }
 
-fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result<()> {
-    let mapped = functions::mapped_sessions(conn)?;
+fn timeline(
+    conn: &rusqlite::Connection,
+    h: &mut String,
+    t: &Timeline,
+    mapped: &HashSet<String>,
+) -> Result<()> {
     h.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
     let mut day = None;
     for (i, (s, obs)) in t.sessions.iter().enumerate() {
@@ -162,7 +172,7 @@ fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result
             if day.is_some() {
                 h.push_str("</section>");
             }
-            let _ = write!(h, "<section class=\"day\"><h3>{}</h3>", esc(d));
+            let _ = write!(h, "<section class=day><h3>{}</h3>", esc(d));
             day = Some(d);
         }
         let graph = if mapped.contains(&s.session_id) {
@@ -176,11 +186,11 @@ fn timeline(conn: &rusqlite::Connection, h: &mut String, t: &Timeline) -> Result
         h.push_str("</section>");
     }
     if !t.loose.is_empty() {
-        h.push_str("<section class=\"day\"><h3>Notes and observations outside these sessions</h3><ul class=\"obs-list\">");
+        h.push_str("<section class=day><h3>Notes and observations outside these sessions</h3><ol>");
         for o in t.loose.iter().rev() {
-            observation(h, o, None, None);
+            observation(h, o, None);
         }
-        h.push_str("</ul></section>");
+        h.push_str("</ol></section>");
     }
     h.push_str("</section>");
     Ok(())
@@ -196,120 +206,103 @@ fn session(
     let root = s.project.as_deref();
     let _ = write!(
         h,
-        "<article class=\"session rec\" id=\"{0}\" data-ref=\"{0}\"><div class=\"own\"><h4><a class=\"ref\" href=\"#{0}\">{0}</a> {1}</h4><p class=\"meta\">{2} · {3} · {4} observation{5} · {6}</p>",
+        "<article id={0} style=--n:{7}><h4><a href=#{0}>{0}</a> {1}</h4><p class=meta>{2} · {3} · {4} observation{5} · {6}</p>",
         esc(&s.handle),
         esc(model::title(s)),
         esc(s.project_name.as_deref().unwrap_or("no project")),
         esc(&model::span(s)),
         s.observations,
         plural(s.observations as usize),
-        esc(&s.status)
+        esc(&s.status),
+        obs.len()
     );
-    if let Some(sum) = s.summary.as_deref().filter(|x| !x.trim().is_empty()) {
-        let _ = write!(h, "<p class=\"summary\">{}</p>", esc(sum.trim()));
+    if let Some(g) = graph {
+        functions_changed(h, g, root, i);
     }
-    if !s.files_modified.is_empty() {
-        let files: Vec<String> = s
-            .files_modified
-            .iter()
-            .map(|f| format!("<code>{}</code>", esc(&relative(f, root))))
-            .collect();
-        let _ = write!(
-            h,
-            "<p class=\"files\">Files modified: {}</p>",
-            files.join(" ")
-        );
-    }
-    functions_changed(h, obs, graph, root, i);
-    h.push_str("</div><ul class=\"obs-list\">");
+    h.push_str("<ol>");
     for o in obs {
-        observation(h, o, root, Some(model::day(s)));
+        observation(h, o, Some(model::day(s)));
     }
-    h.push_str("</ul></article>");
+    h.push_str("</ol></article>");
 }
 
-/// The definitions a session changed, from mem-ast's map (with its call graph drawn), else
-/// as its observations name them.
-fn functions_changed(
-    h: &mut String,
-    obs: &[Observation],
-    graph: Option<&crate::ast::graph::Graph>,
-    root: Option<&str>,
-    i: usize,
-) {
-    let mut items: Vec<String> = Vec::new();
-    if let Some(g) = graph {
-        for n in &g.nodes {
-            let change = n.change.map_or("", |c| c.as_str());
-            items.push(format!(
-                "<li><code>{}</code> <span class=\"chg {change}\">{change}</span> <span class=\"in\">{}</span></li>",
-                esc(&n.qualname),
-                esc(&relative(&n.path, root))
-            ));
-        }
-    } else {
-        let mut seen: Vec<&str> = Vec::new();
-        for f in obs.iter().flat_map(|o| &o.functions_changed) {
-            if !seen.contains(&f.as_str()) {
-                seen.push(f);
-                items.push(format!("<li><code>{}</code></li>", esc(f)));
-            }
-        }
-    }
-    if items.is_empty() {
+/// The definitions a session changed by mem-ast's map, with their call graph drawn. (A session
+/// mem-ast did not map lists the functions its observations name in its full record.)
+fn functions_changed(h: &mut String, g: &crate::ast::graph::Graph, root: Option<&str>, i: usize) {
+    if g.nodes.is_empty() {
         return;
     }
     let _ = write!(
         h,
-        "<details class=\"fns\"><summary>Functions changed ({})</summary><ul>{}</ul>",
-        items.len(),
-        items.concat()
+        "<details class=fns><summary>Functions changed ({})</summary><ul>",
+        g.nodes.len()
     );
-    if let Some(g) = graph {
-        if g.nodes.len() > MAX_DRAWN {
-            let _ = write!(
-                h,
-                "<p class=\"note\">{} definitions: too many to draw.</p>",
-                g.nodes.len()
-            );
-        } else if let Some(svg) = crate::ast::svg::render(g, &format!("g{i}-")) {
-            let _ = write!(
-                h,
-                "<figure class=\"graph scroll\">{svg}<figcaption>Calls among the changed definitions</figcaption></figure>"
-            );
-        }
+    for n in &g.nodes {
+        let change = n.change.map_or("", |c| c.as_str());
+        let _ = write!(
+            h,
+            "<li>{} <b class={change}>{change}</b> <i>{}</i>",
+            esc(&n.qualname),
+            esc(&relative(&n.path, root))
+        );
+    }
+    h.push_str("</ul>");
+    if g.nodes.len() > MAX_DRAWN {
+        let _ = write!(
+            h,
+            "<p class=note>{} definitions: too many to draw.</p>",
+            g.nodes.len()
+        );
+    } else if let Some(svg) = crate::ast::svg::render(g, &format!("g{i}-")) {
+        let _ = write!(
+            h,
+            "<figure class=\"graph scroll\">{svg}<figcaption>Calls among the changed definitions</figcaption></figure>"
+        );
     }
     h.push_str("</details>");
 }
 
 /// An observation's line; its full record is in the page's records (`super::records`), shown
 /// under it by page.js when the line is clicked. Not a `<details>`: ten thousand of them, each
-/// with its own shadow tree, doubled the time a large page took to open.
-/// Its time is the clock alone when made on `day`.
-fn observation(h: &mut String, o: &Observation, root: Option<&str>, day: Option<&str>) {
-    let r = ids::obs(o.id.unwrap_or_default());
-    let root = root.or(o.project.as_deref());
-    let _ = write!(
-        h,
-        "<li class=\"obs rec\" id=\"{0}\" data-ref=\"{0}\"><div class=\"line\" tabindex=\"0\"><a class=\"ref\" href=\"#{0}\">{0}</a> <span class=\"type t-{1}\">{1}</span> {2}",
-        r,
-        esc(&o.kind),
-        esc(&o.title),
-    );
-    if !o.files_modified.is_empty() {
-        h.push_str(" <span class=\"files\">");
-        for (i, f) in o.files_modified.iter().enumerate() {
-            let sep = if i == 0 { "" } else { " " };
-            let _ = write!(h, "{sep}<code>{}</code>", esc(&relative(f, root)));
-        }
-        h.push_str("</span>");
-    }
+/// with its own shadow tree, doubled the time a large page took to open. Its files by name
+/// alone, those its title does not already name (their paths are in the full record); its
+/// time the clock alone when made on `day`.
+fn observation(h: &mut String, o: &Observation, day: Option<&str>) {
     let at = o.created_at.as_deref().unwrap_or("");
     let at = match day {
         Some(d) if at.starts_with(d) => model::clock(at).to_string(),
         _ => minute(at),
     };
-    let _ = write!(h, " <time>{}</time></div></li>", esc(&at));
+    let _ = write!(
+        h,
+        "<li id={} data-k={} data-t={}>{}",
+        ids::obs(o.id.unwrap_or_default()),
+        attr(&o.kind),
+        attr(&at),
+        esc(&o.title),
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for f in &o.files_modified {
+        let name = f.rsplit(['/', '\\']).next().unwrap_or(f);
+        if !name.is_empty() && !o.title.contains(name) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if !names.is_empty() {
+        let _ = write!(h, "<code>{}</code>", esc(&names.join(" ")));
+    }
+}
+
+/// An attribute's value, unquoted when it can be.
+fn attr(v: &str) -> String {
+    if !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_:.".contains(&b))
+    {
+        v.to_string()
+    } else {
+        format!("\"{}\"", esc(v))
+    }
 }
 
 /// The learnings of the projects in scope (and those of every project), with their evidence.
@@ -340,7 +333,7 @@ fn learned(
         let (project, seen, how) = model::learning_facts(l);
         let _ = write!(
             h,
-            "<li class=\"learning rec\" id=\"{0}\" data-ref=\"{0}\"><p><span class=\"ref\">{0}</span> <span class=\"type\">{1}</span> {2}</p><p class=\"meta\"><meter min=\"0\" max=\"1\" value=\"{3:.2}\"></meter> confidence {3:.2} · {seen} · {how} · {4}</p>",
+            "<li class=learning id={0}><p><a href=#{0}>{0}</a> <span class=type>{1}</span> {2}</p><p class=meta><meter min=0 max=1 value={3:.2}></meter> confidence {3:.2} · {seen} · {how} · {4}</p>",
             esc(&l.handle),
             esc(&l.category),
             esc(&l.content),

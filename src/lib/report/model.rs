@@ -89,6 +89,10 @@ pub const LABELS: [&str; 6] = [
     "Functions changed",
 ];
 
+/// Where "Files modified" and "Functions changed" are among the labels.
+pub const FILES_MODIFIED: usize = 3;
+pub const FUNCTIONS_CHANGED: usize = 5;
+
 /// An observation's lists with the label each is shown under, in the order shown.
 pub fn lists(o: &Observation) -> [(&'static str, &[String]); 6] {
     let l = [
