@@ -170,3 +170,50 @@ pub fn synth_store(
     memkit_testkit::insert(&mut conn, &corpus).unwrap();
     (home, conn)
 }
+
+/// What a figure must be to pass in scripts/bench's table.
+#[derive(Clone, Copy)]
+pub enum Budget {
+    None,
+    /// The value at most this.
+    Max(f64),
+    /// The value at least this.
+    Min(f64),
+    /// The value at least this many times the baseline (for throughputs).
+    TimesBaseline(f64),
+}
+
+/// Appends one figure to $MEMKIT_BENCH_FIGURES (a JSON line; nothing when unset), for
+/// scripts/bench's one table. `size` is the store's observations when the figure depends on it;
+/// the baseline is what the same run measured to compare with (`--version`, Python, raw ORT).
+pub fn figure(
+    bench: &str,
+    size: Option<u64>,
+    name: &str,
+    value: f64,
+    unit: &str,
+    budget: Budget,
+    baseline: Option<(&str, f64)>,
+) {
+    let Some(path) = std::env::var_os("MEMKIT_BENCH_FIGURES") else {
+        return;
+    };
+    let budget = match budget {
+        Budget::None => serde_json::Value::Null,
+        Budget::Max(v) => serde_json::json!({"max": v}),
+        Budget::Min(v) => serde_json::json!({"min": v}),
+        Budget::TimesBaseline(v) => serde_json::json!({"times_baseline": v}),
+    };
+    let line = serde_json::json!({
+        "bench": bench, "size": size, "name": name, "value": value, "unit": unit,
+        "budget": budget,
+        "baseline": baseline.map(|(n, v)| serde_json::json!({"name": n, "value": v})),
+    });
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("MEMKIT_BENCH_FIGURES");
+    writeln!(f, "{line}").unwrap();
+}
