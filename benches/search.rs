@@ -57,6 +57,20 @@ fn main() {
     if let Some(k) = &keep
         && k.join("mem/bench-queries.txt").is_file()
     {
+        // MEMKIT_BENCH_INCREMENTAL=SEED: 1,000 more observations indexed first (with the
+        // binaries of this build), then the queries.
+        if let Some(seed) = std::env::var("MEMKIT_BENCH_INCREMENTAL")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            let base: Vec<synth::Obs> = common::fixture_turns(&k.join("fixtures"))
+                .into_iter()
+                .flat_map(|t| t.obs)
+                .collect();
+            let home = k.join("mem");
+            let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
+            incremental(&mut conn, &base, &Layout::new(&home), n, seed);
+        }
         return spawn_measure(&k.join("mem"), n);
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -126,28 +140,7 @@ fn main() {
         None,
     );
 
-    let extra = synth::corpus(&base, 1000, 4242, 12);
-    synth::insert(&mut conn, &extra).unwrap();
-    synth::embed_observations(&mut conn, DIM).unwrap();
-    let t = Instant::now();
-    let reps = index::update(&conn, &layout, &Options::default()).unwrap();
-    let inc = t.elapsed().as_secs_f64();
-    assert!(
-        reps.iter().all(|r| !r.rebuilt && r.added == 1000),
-        "{reps:?}"
-    );
-    println!(
-        "incremental index of 1,000 new observations (BM25 + vectors): {inc:.3} s (target <= 1 s)"
-    );
-    common::figure(
-        "search",
-        n64,
-        "incremental index of 1,000 new observations",
-        inc,
-        "s",
-        common::Budget::Max(1.0),
-        None,
-    );
+    incremental(&mut conn, &base, &layout, n, 4242);
 
     // Queries: words from real fixture titles and summaries.
     let mut rng = synth::Rng(7);
@@ -326,4 +319,37 @@ fn walk_bytes(p: &Path) -> u64 {
         Ok(m) => m.len(),
         Err(_) => 0,
     }
+}
+
+/// Indexes 1,000 new observations (from `seed`) into a store of `n`, timed.
+fn incremental(
+    conn: &mut rusqlite::Connection,
+    base: &[synth::Obs],
+    layout: &Layout,
+    n: usize,
+    seed: u64,
+) {
+    let n64 = Some(n as u64);
+    let extra = synth::corpus(base, 1000, seed, 12);
+    synth::insert(conn, &extra).unwrap();
+    synth::embed_observations(conn, DIM).unwrap();
+    let t = Instant::now();
+    let reps = index::update(conn, layout, &Options::default()).unwrap();
+    let inc = t.elapsed().as_secs_f64();
+    assert!(
+        reps.iter().all(|r| !r.rebuilt && r.added == 1000),
+        "{reps:?}"
+    );
+    println!(
+        "incremental index of 1,000 new observations (BM25 + vectors): {inc:.3} s (target <= 1 s)"
+    );
+    common::figure(
+        "search",
+        n64,
+        "incremental index of 1,000 new observations",
+        inc,
+        "s",
+        common::Budget::Max(1.0),
+        None,
+    );
 }

@@ -106,7 +106,7 @@ def main():
             if have_time else None,
         }
         print(json.dumps(row), flush=True)
-        if len(exes) == 1 and name.endswith("PostToolUse"):
+        if len(exes) == 1 and name.endswith("5KB PostToolUse"):
             version = sorted(times["mem-capture --version"])
             v50 = statistics.median(version)
             v99 = version[min(len(version) - 1, int(len(version) * 0.99))]
