@@ -219,24 +219,11 @@ fn measure(home: &Path, n: usize) {
         db as f64 / n as f64,
         index as f64 / n as f64
     );
-    common::figure(
-        "search",
-        n64,
-        "database bytes per observation",
-        db as f64 / n as f64,
-        "B",
-        common::Budget::None,
-        None,
-    );
-    common::figure(
-        "search",
-        n64,
-        "index bytes per observation (BM25 + vectors)",
-        index as f64 / n as f64,
-        "B",
-        common::Budget::None,
-        None,
-    );
+    for (what, bytes) in [("database", db), ("indexes (BM25 + vectors)", index)] {
+        let per = bytes as f64 / n as f64;
+        let name = format!("{what}: bytes per observation");
+        common::figure("search", n64, &name, per, "B", common::Budget::None, None);
+    }
     let project = ["--project", "/bench/project-3"];
     let (p50, p90, rss, found) = run_many(
         &home,
