@@ -277,7 +277,8 @@ pub fn update(
 /// file itself is only loaded for a merge), the delta loaded with its keys, and the main file's
 /// dead keys.
 struct Prior {
-    main: HashSet<u64>,
+    /// Sorted, as the sidecar is written.
+    main: Vec<u64>,
     delta: (Index, HashSet<u64>),
     dead: HashSet<u64>,
 }
@@ -303,10 +304,8 @@ fn open_previous(
         (Some(p), _) => Ok(p),
     };
     let opened = p.and_then(|p| {
-        let main: HashSet<u64> = read_keys(path)
-            .ok_or("key list missing")?
-            .into_iter()
-            .collect();
+        let mut main = read_keys(path).ok_or("key list missing")?;
+        main.sort_unstable();
         let (delta, dead) = match &p.delta {
             Some(f) => (
                 load(&path.with_file_name(f), dim, q).map_err(|e| e.to_string())?,
@@ -378,27 +377,55 @@ fn update_one(
         .as_ref()
         .and(prev.as_ref())
         .and_then(|p| p.upto.clone());
-    let have: HashSet<u64> = match &prior {
-        Some(p) => p
+    // What the index holds: the main file's keys less the dead ones, and the delta's (dead
+    // keys are all the main file's, and none of the delta's).
+    let held = prior
+        .as_ref()
+        .map_or(0, |p| p.main.len() - p.dead.len() + p.delta.1.len());
+    let has = |k: u64| {
+        prior.as_ref().is_some_and(|p| {
+            p.delta.1.contains(&k) || (!p.dead.contains(&k) && p.main.binary_search(&k).is_ok())
+        })
+    };
+    // Only the rows written since the last run when nothing was deleted, which is when the
+    // index's records and the new ones add up to the table's count; else every row, compared.
+    let recent = match &since {
+        Some(s) => {
+            let rows = embeddings::owners_since(conn, model, *dim, s)?;
+            let new = rows
+                .iter()
+                .filter(|(kind, id, _)| !has(vector_key(kind, *id)))
+                .count();
+            (held + new == embeddings::count_owners(conn, model, *dim)? as usize).then_some(rows)
+        }
+        None => None,
+    };
+    let full = recent.is_none();
+    let rows = match recent {
+        Some(r) => r,
+        None => embeddings::owners(conn, model, *dim)?,
+    };
+    let plan = super::plan(
+        rows.into_iter()
+            .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id))),
+        has,
+        since,
+    );
+    let removed: HashSet<u64> = match (&prior, full) {
+        (Some(p), true) => p
             .main
             .iter()
             .filter(|k| !p.dead.contains(k))
             .chain(&p.delta.1)
+            .filter(|k| !plan.keys.contains(k))
             .copied()
             .collect(),
-        None => HashSet::new(),
+        _ => HashSet::new(),
     };
-    // What the database holds for this model.
-    let rows = embeddings::owners(conn, model, *dim)?
-        .into_iter()
-        .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id)));
-    let plan = super::plan(rows, |k| have.contains(&k), since);
-    let removed: Vec<u64> = have
-        .iter()
-        .filter(|k| !plan.keys.contains(k))
-        .copied()
-        .collect();
     let todo: HashSet<u64> = plan.todo.iter().map(|c| c.key).collect();
+    rep.removed = removed.len() as u64;
+    rep.updated = plan.todo.iter().filter(|c| c.indexed).count() as u64;
+    rep.added = todo.len() as u64 - rep.updated;
     let merge = prior
         .as_ref()
         .is_some_and(|p| (p.delta.1.len() + todo.len()) as f64 > DELTA_SHARE * p.main.len() as f64);
@@ -414,14 +441,6 @@ fn update_one(
         }
     }
     rep.rebuilt = prior.is_none();
-    rep.removed = removed.len() as u64;
-    for k in &todo {
-        if have.contains(k) {
-            rep.updated += 1;
-        } else {
-            rep.added += 1;
-        }
-    }
     let fetch = |rows: &[(String, i64)]| -> Result<Vec<(u64, Vec<f32>)>> {
         let mut out = Vec::new();
         for (kind, id) in rows {
@@ -459,7 +478,7 @@ fn update_one(
                     p.delta
                         .1
                         .iter()
-                        .filter(|k| plan.keys.contains(k) && !todo.contains(k))
+                        .filter(|k| !removed.contains(k) && !todo.contains(k))
                         .map(|k| {
                             let (kind, id) = owner_of_key(*k);
                             (kind.to_string(), id)
@@ -493,7 +512,7 @@ fn update_one(
                 if dkeys.remove(k) {
                     let _ = dindex.remove(*k);
                 }
-                if p.main.contains(k) {
+                if p.main.binary_search(k).is_ok() {
                     p.dead.insert(*k);
                 }
             }
@@ -722,6 +741,14 @@ mod tests {
         let delta = state.vectors[0].delta.clone().expect("a delta");
         assert!(layout.dir.join(&delta).is_file());
         assert_searches(&conn, &layout, &state, 204);
+
+        // Nothing deleted: only the rows written since are read, a re-embedded one included.
+        put(&conn, [(30, 777)].into_iter(), "2026-01-02T12:00:00.000Z");
+        let r = run(&conn, &layout, &mut state);
+        assert_eq!((r.added, r.updated, r.removed, r.docs), (0, 1, 0, 204));
+        let v = Vectors::view(&layout.dir, &state.vectors[0]).unwrap();
+        assert_eq!(v.search(&vec_of(777), 5, None).unwrap()[0].0, key(30));
+        drop(v);
 
         // More than an eighth of the main file: merged into it, the delta gone.
         put(
