@@ -347,9 +347,7 @@ fn throughput(model: &Path, texts: &[String]) {
         tokens,
         sizes.len(),
         batch_median,
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
+        threads,
         ours,
         ours_plain,
         raw,

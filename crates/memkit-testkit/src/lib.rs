@@ -336,7 +336,8 @@ impl Obs {
     }
 }
 
-/// Stores observations as mem-compress would (one transaction); returns their ids in order.
+/// Stores observations as mem-compress would (a transaction per [`BULK_ROWS`]); returns their
+/// ids in order.
 pub fn insert(conn: &mut Connection, obs: &[Obs]) -> Result<Vec<i64>> {
     let now = store::now();
     // A commit per chunk, with a page cache that holds one: a million rows in one transaction
@@ -354,7 +355,7 @@ pub fn insert(conn: &mut Connection, obs: &[Obs]) -> Result<Vec<i64>> {
     Ok(ids)
 }
 
-/// Rows per transaction of the bulk writers here.
+/// Rows per transaction of the bulk writers here, and the page cache they set (256 MB).
 const BULK_ROWS: usize = 20_000;
 const BULK_CACHE: &str = "PRAGMA cache_size=-262144";
 

@@ -251,7 +251,14 @@ pub fn update(
         }
     };
     let (_, fields) = schema();
-    let threads = if have.is_empty() {
+    // Observations: the ones missing from the index, plus the ones changed since the last run.
+    let (rows, held) = match recent {
+        Some((rows, held)) => (rows, Some(held)),
+        None => (memkit_core::store::observations::ids_updated(conn)?, None),
+    };
+    // Several writer threads only to fill an empty index (`have` lists only the changed rows
+    // when `held` is known).
+    let threads = if have.is_empty() && held.unwrap_or(0) == 0 {
         opts.threads.clamp(1, super::MAX_THREADS)
     } else {
         1
@@ -259,12 +266,6 @@ pub fn update(
     let mut writer: IndexWriter<TantivyDocument> = index
         .writer_with_num_threads(threads, opts.heap.max((15 << 20) * threads))
         .map_err(|e| index_err("bm25 writer", e))?;
-
-    // Observations: the ones missing from the index, plus the ones changed since the last run.
-    let (rows, held) = match recent {
-        Some((rows, held)) => (rows, Some(held)),
-        None => (memkit_core::store::observations::ids_updated(conn)?, None),
-    };
     let rows = rows
         .into_iter()
         .map(|(id, upd)| (memkit_core::store::vector_key("observation", id), upd, id));

@@ -148,13 +148,20 @@ fn delta_file(file: &str) -> String {
     format!("{}.delta.usearch", file.trim_end_matches(".usearch"))
 }
 
+/// The sidecar of the main file's dead keys.
+fn dead_path(path: &Path) -> std::path::PathBuf {
+    sidecar(path, ".dead")
+}
+
+/// Little-endian u64 keys, as [`write_set`] writes them.
+fn le_keys(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+}
+
 /// Keys of the main file whose vectors no longer count (removed, or replaced in the delta).
 fn read_dead(path: &Path) -> HashSet<u64> {
-    std::fs::read(sidecar(path, ".dead"))
-        .unwrap_or_default()
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    le_keys(&std::fs::read(dead_path(path)).unwrap_or_default()).collect()
 }
 
 fn read_keys(path: &Path) -> Option<Vec<u64>> {
@@ -162,11 +169,7 @@ fn read_keys(path: &Path) -> Option<Vec<u64>> {
     if b.len() % 8 != 0 {
         return None;
     }
-    Some(
-        b.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    Some(le_keys(&b).collect())
 }
 
 fn write_keys(path: &Path, keys: &HashSet<u64>) -> Result<()> {
@@ -441,18 +444,20 @@ fn update_one(
         }
     }
     rep.rebuilt = prior.is_none();
-    let fetch = |rows: &[(String, i64)]| -> Result<Vec<(u64, Vec<f32>)>> {
+    let usable = |v: &Vec<f32>| !v.is_empty() && v.len().is_multiple_of(*dim);
+    // The usable vectors of `rows` (a record's windows each).
+    let fetch = |rows: &mut dyn Iterator<Item = (String, i64)>| -> Result<Vec<(u64, Vec<f32>)>> {
         let mut out = Vec::new();
         for (kind, id) in rows {
-            out.push((
-                vector_key(kind, *id),
-                embeddings::get(conn, kind, *id, model, *dim)?,
-            ));
+            let v = embeddings::get(conn, &kind, id, model, *dim)?;
+            if usable(&v) {
+                out.push((vector_key(&kind, id), v));
+            }
         }
         Ok(out)
     };
+    let todo_rows = || plan.todo.iter().map(|c| c.row.clone());
     let threads = opts.threads.clamp(1, super::MAX_THREADS);
-    let usable = |v: &Vec<f32>| !v.is_empty() && v.len().is_multiple_of(*dim);
     let (delta_state, kept) = match (prior, main) {
         (None, _) => {
             let index = new_index(*dim, q)?;
@@ -470,23 +475,16 @@ fn update_one(
         }
         (Some(p), Some((index, mut keys))) => {
             // Merge: what the delta and the dead list said goes into the main file.
-            let rows: Vec<(String, i64)> = plan
-                .todo
+            let live_delta = p
+                .delta
+                .1
                 .iter()
-                .map(|c| c.row.clone())
-                .chain(
-                    p.delta
-                        .1
-                        .iter()
-                        .filter(|k| !removed.contains(k) && !todo.contains(k))
-                        .map(|k| {
-                            let (kind, id) = owner_of_key(*k);
-                            (kind.to_string(), id)
-                        }),
-                )
-                .collect();
-            let mut vecs = fetch(&rows)?;
-            vecs.retain(|(_, v)| usable(v));
+                .filter(|k| !removed.contains(k) && !todo.contains(k))
+                .map(|k| {
+                    let (kind, id) = owner_of_key(*k);
+                    (kind.to_string(), id)
+                });
+            let vecs = fetch(&mut todo_rows().chain(live_delta))?;
             for k in p
                 .dead
                 .iter()
@@ -504,9 +502,7 @@ fn update_one(
         }
         (Some(mut p), None) => {
             let (dindex, dkeys) = &mut p.delta;
-            let rows: Vec<(String, i64)> = plan.todo.iter().map(|c| c.row.clone()).collect();
-            let mut vecs = fetch(&rows)?;
-            vecs.retain(|(_, v)| usable(v));
+            let vecs = fetch(&mut todo_rows())?;
             // A key leaves the delta itself, and is dead in the main file.
             for k in removed.iter().chain(vecs.iter().map(|(k, _)| k)) {
                 if dkeys.remove(k) {
@@ -519,7 +515,7 @@ fn update_one(
             add_all(dindex, &vecs, *dim, threads)?;
             dkeys.extend(vecs.iter().map(|(k, _)| *k));
             save(dindex, &dpath, dkeys)?;
-            write_set(&sidecar(&path, ".dead"), &p.dead)?;
+            write_set(&dead_path(&path), &p.dead)?;
             // Dead keys are all of the main file's.
             (
                 Some(dfile),
@@ -528,7 +524,7 @@ fn update_one(
         }
     };
     if delta_state.is_none() {
-        for f in [dpath.clone(), keys_path(&dpath), sidecar(&path, ".dead")] {
+        for f in [dpath.clone(), keys_path(&dpath), dead_path(&path)] {
             let _ = std::fs::remove_file(f);
         }
     }
