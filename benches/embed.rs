@@ -8,6 +8,9 @@
 //! --int8); without it only MiniLM is measured. MEM_MODELS (default ~/.cache/memkit/models)
 //! holds the runtime and minilm-l6; MEMKIT_TEST_PYTHON the venv python of scripts/pyenv.
 //! MEMKIT_BENCH_RUNS (default 5) load runs per variant; medians are printed.
+//! MEMKIT_BENCH_TEXTS caps the fixture texts of each throughput run (512 for MiniLM, 128 for
+//! the 0.6B-size model), for a quicker iteration; MEMKIT_BENCH_BATCH_TOKENS tries another
+//! batch size than embed::BATCH_TOKENS (padded tokens) on both memkit and the raw batches.
 
 mod common;
 
@@ -248,9 +251,15 @@ fn throughput(model: &Path, texts: &[String]) {
         packed: true,
     };
     let mut plain = Embedder::load_with(model, None, plain_opts).unwrap();
+    let budget = std::env::var("MEMKIT_BENCH_BATCH_TOKENS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(embed::BATCH_TOKENS);
+    cached.set_batch_tokens(budget);
+    plain.set_batch_tokens(budget);
     let e = &cached;
     // memkit's batches: windows of WINDOW texts, each sorted by token count and cut at
-    // BATCH_TOKENS padded tokens; the raw side runs the same batches.
+    // `budget` padded tokens; the raw side runs the same batches.
     let ids: Vec<Vec<i64>> = refs.iter().map(|t| e.token_ids(t).unwrap()).collect();
     let tokens: usize = ids.iter().map(Vec::len).sum();
     let batches_file =
@@ -259,7 +268,7 @@ fn throughput(model: &Path, texts: &[String]) {
     let mut sizes = Vec::new();
     for (k, window) in ids.chunks(embed::WINDOW).enumerate() {
         let lens: Vec<usize> = window.iter().map(Vec::len).collect();
-        for b in embed::batches(&lens, embed::BATCH_TOKENS) {
+        for b in embed::batches(&lens, budget) {
             sizes.push(b.len() as f64);
             let batch: Vec<&Vec<i64>> = b.iter().map(|&i| &ids[k * embed::WINDOW + i]).collect();
             writeln!(w, "{}", serde_json::to_string(&batch).unwrap()).unwrap();
@@ -283,6 +292,7 @@ fn throughput(model: &Path, texts: &[String]) {
     let mut plains = Vec::new();
     let mut raws = Vec::new();
     let mut naives = Vec::new();
+    let mut naives_nospin = Vec::new();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -310,15 +320,22 @@ fn throughput(model: &Path, texts: &[String]) {
             e.embed(&refs).unwrap();
             out.push(tokens as f64 / t.elapsed().as_secs_f64());
         }
-        let v = raw_run(&["--batches", batches_file.to_str().unwrap()]);
+        // The same batches with memkit's thread settings: what memkit adds or loses around
+        // session.run.
+        let v = raw_run(&["--batches", batches_file.to_str().unwrap(), "--no-spin"]);
         raws.push(v["tokens_per_s"].as_f64().unwrap());
-        let v = raw_run(&["--ids", ids_file.to_str().unwrap(), "--batch-size", "1"]);
+        let ids_arg = ids_file.to_str().unwrap();
+        let v = raw_run(&["--ids", ids_arg, "--batch-size", "1"]);
         naives.push(v["tokens_per_s"].as_f64().unwrap());
+        // How much of the gain is the thread setting alone, and how much the batches.
+        let v = raw_run(&["--ids", ids_arg, "--batch-size", "1", "--no-spin"]);
+        naives_nospin.push(v["tokens_per_s"].as_f64().unwrap());
     }
     let ours = median(&mut runs);
     let ours_plain = median(&mut plains);
     let raw = median(&mut raws);
     let naive = median(&mut naives);
+    let naive_nospin = median(&mut naives_nospin);
     let _ = std::fs::remove_file(&batches_file);
     let _ = std::fs::remove_file(&ids_file);
     let name = model.file_name().unwrap().to_string_lossy();
@@ -338,15 +355,25 @@ fn throughput(model: &Path, texts: &[String]) {
         ours,
         "tokens/s",
         common::Budget::None,
-        Some(("onnxruntime session.run, same batches", raw)),
+        Some(("onnxruntime session.run, same batches and threads", raw)),
+    );
+    common::figure(
+        "embed",
+        None,
+        &format!("embedding throughput against the naive loop with memkit's threads, {name}"),
+        ours,
+        "tokens/s",
+        common::Budget::None,
+        Some(("naive loop, threads not spinning", naive_nospin)),
     );
     println!(
-        "throughput of {} on {} fixture texts ({} tokens, {} batches of median {} texts, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s with the model cache, {:.0} with a plain session; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3} (plain session {:.3}); naive one-text loop {:.0} tokens/s, memkit/naive {:.2}",
+        "throughput of {} on {} fixture texts ({} tokens, {} batches of median {} texts within {} padded tokens, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s with the model cache, {:.0} with a plain session; raw onnxruntime (session.run only, same batches and threads) {:.0} tokens/s; memkit/raw {:.3} (plain session {:.3}); naive one-text loop {:.0} tokens/s, memkit/naive {:.2} (plain session {:.2}); the naive loop with threads not spinning {:.0} tokens/s, memkit/that {:.2}",
         model.display(),
         texts.len(),
         tokens,
         sizes.len(),
         batch_median,
+        budget,
         threads,
         ours,
         ours_plain,
@@ -355,6 +382,9 @@ fn throughput(model: &Path, texts: &[String]) {
         ours_plain / raw,
         naive,
         ours / naive,
+        ours_plain / naive,
+        naive_nospin,
+        ours / naive_nospin,
     );
 }
 
@@ -372,9 +402,13 @@ fn main() {
     if let Some(q) = &qwen {
         load_breakdown(q, runs);
     }
-    let mut sets = vec![(minilm, texts(THROUGHPUT[0].0, THROUGHPUT[0].1))];
+    let cap: Option<usize> = std::env::var("MEMKIT_BENCH_TEXTS")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let count = |n: usize| cap.map_or(n, |c| c.min(n));
+    let mut sets = vec![(minilm, texts(count(THROUGHPUT[0].0), THROUGHPUT[0].1))];
     if let Some(q) = qwen {
-        sets.push((q, texts(THROUGHPUT[1].0, THROUGHPUT[1].1)));
+        sets.push((q, texts(count(THROUGHPUT[1].0), THROUGHPUT[1].1)));
     }
     for (model, texts) in &sets {
         let rss = peak_rss(model, texts);

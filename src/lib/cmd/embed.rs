@@ -193,7 +193,7 @@ fn database(
 ) -> Result<Outcome> {
     let started = Instant::now();
     let mut conn = store::open(&cfg.db_path())?;
-    let bar = render::progress_bar(io, "mem-embed {bar:30} {pos}/{len} {eta}");
+    let bar = render::progress_bar(io, "mem-embed {bar:30} {pos}/{len}, {eta} left");
     let cache_days = cfg
         .get_num("embed_cache_days")?
         .unwrap_or(embed::store::CACHE_DAYS);

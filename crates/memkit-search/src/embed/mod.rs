@@ -605,6 +605,11 @@ impl Embedder {
         &self.report
     }
 
+    /// Sets the padded tokens per batch ([`BATCH_TOKENS`] by default; benches try others).
+    pub fn set_batch_tokens(&mut self, tokens: usize) {
+        self.batch_tokens = tokens.max(1);
+    }
+
     /// Tokens embedded so far (padding not counted).
     pub fn tokens_embedded(&self) -> usize {
         self.tokens
@@ -656,7 +661,13 @@ impl Embedder {
             let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<(usize, Vec<i64>)>>>(4);
             s.spawn(move || {
                 for (w, chunk) in texts.chunks(WINDOW).enumerate() {
-                    let encs = match tokenizer.encode_batch(chunk.to_vec(), !manifest.append_eos) {
+                    // One text after another on this thread: encode_batch's thread pool would
+                    // take the cores from the model's threads, which have the larger share.
+                    let encs: std::result::Result<Vec<_>, _> = chunk
+                        .iter()
+                        .map(|t| tokenizer.encode(*t, !manifest.append_eos))
+                        .collect();
+                    let encs = match encs {
                         Ok(e) => e,
                         Err(e) => {
                             let _ = tx.send(Err(Error::other(format!("tokenizer: {e}"))));

@@ -428,6 +428,8 @@ pub fn embed_database(
         .map(|m| m.0)
         .collect::<std::collections::HashSet<_>>()
         .len();
+    // The length first, so a progress bar counts (and estimates) from the start.
+    progress(0, total);
     // Vectors arrive in batch order; an owner is stored once all its windows are in, a
     // transaction per 64 owners.
     let mut ready: Vec<usize> = Vec::new();
