@@ -1,6 +1,9 @@
 //! Resolving the calls found in a file: to its own definitions, to the methods of the enclosing
 //! class (and its bases in the file), through the import map, or not at all; noise is dropped.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use ruff_python_ast::Expr;
 use ruff_text_size::TextSize;
 use rustc_hash::FxHashMap;
@@ -17,10 +20,13 @@ pub(crate) struct Def {
 }
 
 /// A call whose callee is a name or an attribute (`f`, `a.b.c`, `self.m`, `<expr>.m`).
-pub(crate) struct RawCall<'a> {
+pub(crate) struct RawCall {
     /// Index of the innermost enclosing definition; None at module level.
     pub scope: Option<usize>,
-    pub func: &'a Expr,
+    /// Where the callee is in the file's string of callees: dotted, or only the attribute when
+    /// `on_expr` (`<expr>.m`: the receiver is not a name but a call, a subscript, a literal).
+    pub callee: Range<usize>,
+    pub on_expr: bool,
     pub at: TextSize,
 }
 
@@ -31,7 +37,7 @@ pub(crate) fn dotted(e: &Expr) -> Option<String> {
 }
 
 /// Appends `a.b.c` to `out`; false (and `out` in any state) when `e` is not such a chain.
-fn push_dotted(out: &mut String, e: &Expr) -> bool {
+pub(crate) fn push_dotted(out: &mut String, e: &Expr) -> bool {
     match e {
         Expr::Name(n) => {
             out.push_str(n.id.as_str());
@@ -64,6 +70,7 @@ pub(crate) fn resolve(
     functions: &[Function],
     imports: &[(String, String)],
     raw: &[RawCall],
+    callees: &str,
     line: impl Fn(TextSize) -> u32,
 ) -> Vec<Call> {
     // The last definition of a name wins, as does the last binding of an import, as in Python.
@@ -84,33 +91,24 @@ pub(crate) fn resolve(
         imports: import_map,
         key: String::new(),
     };
-    let mut callee = String::new();
     let mut out = Vec::with_capacity(raw.len());
     for c in raw {
-        callee.clear();
-        let resolved = if push_dotted(&mut callee, c.func) {
-            r.one(c.scope, &callee)
-        } else {
-            let Expr::Attribute(a) = c.func else {
+        let written = &callees[c.callee.clone()];
+        let (callee, resolved) = if c.on_expr {
+            if noise::is_container_method(written) {
                 continue;
-            };
-            // `<expr>.m`: the receiver is not a name (a call, a subscript, a literal).
-            let attr = a.attr.as_str();
-            if noise::is_container_method(attr) {
-                None
-            } else {
-                callee.clear();
-                callee.push_str("?.");
-                callee.push_str(attr);
-                Some((Resolution::Unresolved, Target::Callee))
             }
+            let callee = Cow::Owned(format!("?.{written}"));
+            (callee, Some((Resolution::Unresolved, Target::Callee)))
+        } else {
+            (Cow::Borrowed(written), r.one(c.scope, written))
         };
         let Some((resolution, target)) = resolved else {
             continue;
         };
         let target = match target {
             Target::Def(i) => functions[i].qualname.clone(),
-            Target::Callee => callee.clone(),
+            Target::Callee => callee.to_string(),
             Target::Import(q, "") => q.to_string(),
             Target::Import(q, rest) => {
                 let mut t = String::with_capacity(q.len() + 1 + rest.len());
@@ -124,7 +122,7 @@ pub(crate) fn resolve(
             caller: c
                 .scope
                 .map_or_else(|| "<module>".to_string(), |i| functions[i].qualname.clone()),
-            callee: callee.clone(),
+            callee: callee.into_owned(),
             resolution,
             target,
             target_file: None,

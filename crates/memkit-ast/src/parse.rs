@@ -42,22 +42,25 @@ pub fn snapshot(path: &str, bytes: &[u8]) -> Snapshot {
     let parsed = ruff_python_parser::parse_unchecked_source(text, PySourceType::Python);
     let index = LineIndex::from_source_text(text);
     let line = |at: TextSize| index.line_index(at).get() as u32;
+    let brackets = too_many_brackets(parsed.tokens());
     let mut ex = Extractor {
         src: text,
         tokens: parsed.tokens(),
         defs: Vec::new(),
         scope: Vec::new(),
         raw: Vec::new(),
+        callees: String::new(),
         imports: Vec::new(),
         depth: 0,
         max_depth: 0,
+        hashing: parsed.errors().is_empty() && brackets.is_none(),
         lines: &line,
     };
     ex.visit_body(parsed.suite());
     let max_depth = ex.max_depth;
     if let Some(e) = parsed.errors().first() {
         snap.parse_error = Some(format!("line {}: {}", line(e.location.start()), e.error));
-    } else if let Some(at) = too_many_brackets(parsed.tokens()) {
+    } else if let Some(at) = brackets {
         snap.parse_error = Some(format!(
             "line {}: too many nested parentheses (more than {MAX_BRACKETS})",
             line(at)
@@ -70,6 +73,7 @@ pub fn snapshot(path: &str, bytes: &[u8]) -> Snapshot {
         let Extractor {
             defs: found,
             raw,
+            callees,
             imports,
             ..
         } = ex;
@@ -78,16 +82,11 @@ pub fn snapshot(path: &str, bytes: &[u8]) -> Snapshot {
         snap.functions = found
             .into_iter()
             .map(|d| {
-                let mut f = d.function;
-                f.body_hash = match d.node {
-                    Node::Function(n) => hash::function(n),
-                    Node::Class(n) => hash::class(n),
-                };
                 defs.push(d.def);
-                f
+                d.function
             })
             .collect();
-        snap.calls = calls::resolve(&defs, &snap.functions, &snap.imports, &raw, line);
+        snap.calls = calls::resolve(&defs, &snap.functions, &snap.imports, &raw, &callees, line);
     }
     drop_deep(parsed, max_depth);
     snap
@@ -184,6 +183,12 @@ fn memchr_nul(bytes: &[u8]) -> Option<usize> {
     memchr::memchr(0, bytes)
 }
 
+/// A definition's hash recurses once per level of its tree (at most [`MAX_DEPTH`]), from inside
+/// the walk: on a stack grown for it when the walk's is short.
+fn hash_deep(f: impl FnOnce() -> String) -> String {
+    stacker::maybe_grow(512 * 1024, 2 << 20, f)
+}
+
 /// Dropping an AST recurses once per level; a pathological file (a 50 MB chain of `+`) would
 /// overflow the stack, so deep trees are dropped on a stack sized for them.
 fn drop_deep<T: Send>(value: T, depth: usize) {
@@ -197,27 +202,26 @@ fn drop_deep<T: Send>(value: T, depth: usize) {
     }
 }
 
-enum Node<'a> {
-    Function(&'a ast::StmtFunctionDef),
-    Class(&'a ast::StmtClassDef),
-}
-
-struct Found<'a> {
+struct Found {
     function: Function,
     def: Def,
-    node: Node<'a>,
 }
 
 struct Extractor<'a, 'l> {
     src: &'a str,
     tokens: &'a Tokens,
-    defs: Vec<Found<'a>>,
+    defs: Vec<Found>,
     /// Indices into `defs` of the definitions being walked, innermost last.
     scope: Vec<usize>,
-    raw: Vec<RawCall<'a>>,
+    raw: Vec<RawCall>,
+    /// The callees of `raw`, one after the other.
+    callees: String,
     imports: Vec<(String, String)>,
     depth: usize,
     max_depth: usize,
+    /// The file parsed without error: each definition is hashed when its walk ends, while its
+    /// nodes are still in the cache.
+    hashing: bool,
     lines: &'l dyn Fn(TextSize) -> u32,
 }
 
@@ -233,6 +237,12 @@ impl<'a> Extractor<'a, '_> {
             f(self);
         }
         self.depth -= 1;
+    }
+
+    /// A definition just walked can be hashed: the file parses and no tree so far is deeper
+    /// than the hash's recursion may go (a deeper one is refused).
+    fn hashable(&self) -> bool {
+        self.hashing && self.max_depth <= MAX_DEPTH
     }
 
     fn text(&self, range: TextRange) -> String {
@@ -270,7 +280,7 @@ impl<'a> Extractor<'a, '_> {
         (self.lines)(start)
     }
 
-    fn parent(&self) -> Option<&Found<'a>> {
+    fn parent(&self) -> Option<&Found> {
         self.scope.last().map(|&i| &self.defs[i])
     }
 
@@ -288,17 +298,13 @@ impl<'a> Extractor<'a, '_> {
         }
     }
 
-    fn add(&mut self, function: Function, bases: Vec<String>, node: Node<'a>) -> usize {
+    fn add(&mut self, function: Function, bases: Vec<String>) -> usize {
         let def = Def {
             parent: self.scope.last().copied(),
             is_class: function.kind == Kind::Class,
             bases,
         };
-        self.defs.push(Found {
-            function,
-            def,
-            node,
-        });
+        self.defs.push(Found { function, def });
         self.defs.len() - 1
     }
 
@@ -346,10 +352,13 @@ impl<'a> Extractor<'a, '_> {
             line_end: (self.lines)(f.range.end()),
             body_hash: String::new(),
         };
-        let i = self.add(function, Vec::new(), Node::Function(f));
+        let i = self.add(function, Vec::new());
         self.scope.push(i);
         self.visit_body(&f.body);
         self.scope.pop();
+        if self.hashable() {
+            self.defs[i].function.body_hash = hash_deep(|| hash::function(f));
+        }
     }
 
     fn class_def(&mut self, c: &'a ast::StmtClassDef) {
@@ -391,10 +400,13 @@ impl<'a> Extractor<'a, '_> {
             line_end: (self.lines)(c.range.end()),
             body_hash: String::new(),
         };
-        let i = self.add(function, bases, Node::Class(c));
+        let i = self.add(function, bases);
         self.scope.push(i);
         self.visit_body(&c.body);
         self.scope.pop();
+        if self.hashable() {
+            self.defs[i].function.body_hash = hash_deep(|| hash::class(c));
+        }
     }
 
     /// `(a: int, /, b=1, *args, c, **kw)` as written, without a method's `self`/`cls`.
@@ -526,9 +538,20 @@ impl<'a> Visitor<'a> for Extractor<'a, '_> {
             if let Expr::Call(call) = expr
                 && matches!(*call.func, Expr::Name(_) | Expr::Attribute(_))
             {
+                // The callee written down while its nodes are in the cache.
+                let start = me.callees.len();
+                let on_expr = !calls::push_dotted(&mut me.callees, &call.func);
+                if on_expr {
+                    let Expr::Attribute(a) = call.func.as_ref() else {
+                        unreachable!("a name is dotted")
+                    };
+                    me.callees.truncate(start);
+                    me.callees.push_str(a.attr.as_str());
+                }
                 me.raw.push(RawCall {
                     scope: me.scope.last().copied(),
-                    func: &call.func,
+                    callee: start..me.callees.len(),
+                    on_expr,
                     at: call.start(),
                 });
             }
