@@ -1,6 +1,7 @@
 //! Files parsed together: relative imports made absolute, and calls through the import map
 //! followed to the file that defines their target, through `__init__.py` re-exports.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
@@ -91,21 +92,28 @@ pub fn link(snapshots: &mut [Snapshot], modules: &[String]) {
             if c.resolution != Resolution::Import {
                 continue;
             }
-            let abs = absolute(&c.target, &modules[si], init);
-            let found = files.find(&abs, 8);
-            updates.push((si, ci, abs, found));
+            // Most targets are absolute already: no copy of those unless a file is found.
+            let abs = match c.target.starts_with("__rel") {
+                true => Cow::Owned(absolute(&c.target, &modules[si], init)),
+                false => Cow::Borrowed(c.target.as_str()),
+            };
+            match (files.find(&abs, 8), abs) {
+                (Some(found), _) => updates.push((si, ci, Ok(found))),
+                (None, Cow::Owned(abs)) => updates.push((si, ci, Err(abs))),
+                (None, Cow::Borrowed(_)) => {}
+            }
         }
     }
     drop(files);
-    for (si, ci, abs, found) in updates {
+    for (si, ci, update) in updates {
         let c = &mut snapshots[si].calls[ci];
-        match found {
-            Some((file, target)) => {
+        match update {
+            Ok((file, target)) => {
                 c.target = target;
                 c.target_file = Some(file);
                 c.confidence = 0.9;
             }
-            None => c.target = abs,
+            Err(abs) => c.target = abs,
         }
     }
 }
