@@ -2,9 +2,10 @@
 //! followed to the file that defines their target, through `__init__.py` re-exports.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 use crate::{Resolution, Snapshot};
@@ -83,27 +84,32 @@ pub fn link(snapshots: &mut [Snapshot], modules: &[String]) {
         snapshots,
         modules,
         by_module,
-        defined: (0..snapshots.len()).map(|_| OnceCell::new()).collect(),
+        defined: (0..snapshots.len()).map(|_| OnceLock::new()).collect(),
     };
-    let mut updates = Vec::new();
-    for (si, s) in snapshots.iter().enumerate() {
-        let init = is_init(&s.path);
-        for (ci, c) in s.calls.iter().enumerate() {
-            if c.resolution != Resolution::Import {
-                continue;
-            }
-            // Most targets are absolute already: no copy of those unless a file is found.
-            let abs = match c.target.starts_with("__rel") {
-                true => Cow::Owned(absolute(&c.target, &modules[si], init)),
-                false => Cow::Borrowed(c.target.as_str()),
-            };
-            match (files.find(&abs, 8), abs) {
-                (Some(found), _) => updates.push((si, ci, Ok(found))),
-                (None, Cow::Owned(abs)) => updates.push((si, ci, Err(abs))),
-                (None, Cow::Borrowed(_)) => {}
-            }
-        }
-    }
+    // The files are read on every core, then the calls changed.
+    let updates: Vec<_> = snapshots
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(si, s)| {
+            let init = is_init(&s.path);
+            let files = &files;
+            s.calls.iter().enumerate().filter_map(move |(ci, c)| {
+                if c.resolution != Resolution::Import {
+                    return None;
+                }
+                // Most targets are absolute already: no copy of those unless a file is found.
+                let abs = match c.target.starts_with("__rel") {
+                    true => Cow::Owned(absolute(&c.target, &modules[si], init)),
+                    false => Cow::Borrowed(c.target.as_str()),
+                };
+                match (files.find(&abs, 8), abs) {
+                    (Some(found), _) => Some((si, ci, Ok(found))),
+                    (None, Cow::Owned(abs)) => Some((si, ci, Err(abs))),
+                    (None, Cow::Borrowed(_)) => None,
+                }
+            })
+        })
+        .collect();
     drop(files);
     for (si, ci, update) in updates {
         let c = &mut snapshots[si].calls[ci];
@@ -124,7 +130,7 @@ struct Files<'a> {
     modules: &'a [String],
     by_module: HashMap<&'a str, usize>,
     /// Each file's qualified names, gathered the first time a call leads to the file.
-    defined: Vec<OnceCell<FxHashSet<&'a str>>>,
+    defined: Vec<OnceLock<FxHashSet<&'a str>>>,
 }
 
 impl Files<'_> {
