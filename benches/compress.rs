@@ -59,6 +59,24 @@ fn main() {
     }
     let (b, f) = (common::median(&mut base), common::median(&mut full));
     let rate = captures as f64 / ((f - b).max(1.0) / 1000.0);
+    common::figure(
+        "compress",
+        None,
+        "mem-compress (heuristic) throughput",
+        rate,
+        "captures/s",
+        common::Budget::Min(2000.0),
+        None,
+    );
+    common::figure(
+        "compress",
+        None,
+        "mem-compress peak RSS",
+        peak,
+        "MB",
+        common::Budget::Max(500.0),
+        None,
+    );
     println!(
         "{captures} captures: mem-compress (heuristic) p50 {f:.0} ms, empty queue p50 {b:.1} ms, {rate:.0} captures/s ({:.1}x the 2,000/s target), peak RSS {peak:.1} MB",
         rate / 2000.0

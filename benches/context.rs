@@ -97,6 +97,26 @@ fn measure(home: &Path) {
     let (base, _, _) = runs(home, &["--version"], &start);
     println!("{n} observations: baseline mem-context --version p50 {base:.2} ms");
     let (p50, p90, rss) = runs(home, &["--hook"], &start);
+    let n64 = Some(n as u64);
+    let version = Some(("mem-context --version", base));
+    common::figure(
+        "context",
+        n64,
+        "SessionStart (mem-context --hook) p50",
+        p50,
+        "ms",
+        common::Budget::Max(15.0),
+        version,
+    );
+    common::figure(
+        "context",
+        n64,
+        "SessionStart peak RSS",
+        rss,
+        "MB",
+        common::Budget::Max(500.0),
+        None,
+    );
     println!(
         "  SessionStart --hook: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB (target p50 <= 15 ms at 10k, <= 50 ms at 100k)",
         p50 / base
@@ -105,6 +125,24 @@ fn measure(home: &Path) {
         .map(|i| home.join(format!("prompt-{i}.json")))
         .collect();
     let (p50, p90, rss) = runs(home, &["--hook", "--prompt"], &prompts);
+    common::figure(
+        "context",
+        n64,
+        "prompt hook (mem-context --hook --prompt) p50",
+        p50,
+        "ms",
+        common::Budget::Max(30.0),
+        version,
+    );
+    common::figure(
+        "context",
+        n64,
+        "prompt hook p90",
+        p90,
+        "ms",
+        common::Budget::None,
+        version,
+    );
     // Even prompts are about stored work, odd ones unrelated (see the setup above).
     let mut said = [0usize; 2];
     for (i, p) in prompts.iter().enumerate() {

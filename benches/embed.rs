@@ -266,6 +266,14 @@ fn throughput(model: &Path, texts: &[String]) {
         }
     }
     drop(w);
+    // The naive loop: one text per session.run, the same ids.
+    let ids_file =
+        std::env::temp_dir().join(format!("memkit-bench-ids-{}.jsonl", std::process::id()));
+    let lines: String = ids
+        .iter()
+        .map(|i| serde_json::to_string(i).unwrap() + "\n")
+        .collect();
+    std::fs::write(&ids_file, lines).unwrap();
     let batch_median = median(&mut sizes);
     // Warm-up, like the raw side's.
     cached.embed(&refs[..refs.len().min(16)]).unwrap();
@@ -274,22 +282,17 @@ fn throughput(model: &Path, texts: &[String]) {
     let mut runs = Vec::new();
     let mut plains = Vec::new();
     let mut raws = Vec::new();
-    for _ in 0..3 {
-        for (e, out) in [(&mut cached, &mut runs), (&mut plain, &mut plains)] {
-            let t = Instant::now();
-            e.embed(&refs).unwrap();
-            out.push(tokens as f64 / t.elapsed().as_secs_f64());
-        }
+    let mut naives = Vec::new();
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .to_string();
+    let raw_run = |args: &[&str]| -> Value {
         let py = Command::new(python())
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
             .arg(model)
-            .args(["--batches", batches_file.to_str().unwrap(), "--threads"])
-            .arg(
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-                    .to_string(),
-            )
+            .args(args)
+            .args(["--threads", &threads])
             .output()
             .expect("python");
         let v: Value = serde_json::from_slice(&py.stdout)
@@ -299,14 +302,46 @@ fn throughput(model: &Path, texts: &[String]) {
             Some(tokens as u64),
             "same tokens on both sides"
         );
+        v
+    };
+    for _ in 0..3 {
+        for (e, out) in [(&mut cached, &mut runs), (&mut plain, &mut plains)] {
+            let t = Instant::now();
+            e.embed(&refs).unwrap();
+            out.push(tokens as f64 / t.elapsed().as_secs_f64());
+        }
+        let v = raw_run(&["--batches", batches_file.to_str().unwrap()]);
         raws.push(v["tokens_per_s"].as_f64().unwrap());
+        let v = raw_run(&["--ids", ids_file.to_str().unwrap(), "--batch-size", "1"]);
+        naives.push(v["tokens_per_s"].as_f64().unwrap());
     }
     let ours = median(&mut runs);
     let ours_plain = median(&mut plains);
     let raw = median(&mut raws);
+    let naive = median(&mut naives);
     let _ = std::fs::remove_file(&batches_file);
+    let _ = std::fs::remove_file(&ids_file);
+    let name = model.file_name().unwrap().to_string_lossy();
+    common::figure(
+        "embed",
+        None,
+        &format!("embedding throughput, {name}"),
+        ours,
+        "tokens/s",
+        common::Budget::TimesBaseline(1.5),
+        Some(("naive onnxruntime loop, one text per run", naive)),
+    );
+    common::figure(
+        "embed",
+        None,
+        &format!("embedding throughput against raw onnxruntime on the same batches, {name}"),
+        ours,
+        "tokens/s",
+        common::Budget::None,
+        Some(("onnxruntime session.run, same batches", raw)),
+    );
     println!(
-        "throughput of {} on {} fixture texts ({} tokens, {} batches of median {} texts, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s with the model cache, {:.0} with a plain session; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3} (plain session {:.3})",
+        "throughput of {} on {} fixture texts ({} tokens, {} batches of median {} texts, {} threads; medians of 3 alternated runs):\n  memkit (text -> vectors, tokenizing alongside) {:.0} tokens/s with the model cache, {:.0} with a plain session; raw onnxruntime (session.run only) {:.0} tokens/s; memkit/raw {:.3} (plain session {:.3}); naive one-text loop {:.0} tokens/s, memkit/naive {:.2}",
         model.display(),
         texts.len(),
         tokens,
@@ -320,6 +355,8 @@ fn throughput(model: &Path, texts: &[String]) {
         raw,
         ours / raw,
         ours_plain / raw,
+        naive,
+        ours / naive,
     );
 }
 
@@ -342,11 +379,21 @@ fn main() {
         sets.push((q, texts(THROUGHPUT[1].0, THROUGHPUT[1].1)));
     }
     for (model, texts) in &sets {
+        let rss = peak_rss(model, texts);
         println!(
-            "mem-embed of {} on {} fixture texts: peak RSS {:.0} MiB",
+            "mem-embed of {} on {} fixture texts: peak RSS {rss:.0} MiB",
             model.display(),
             texts.len(),
-            peak_rss(model, texts)
+        );
+        let name = model.file_name().unwrap().to_string_lossy();
+        common::figure(
+            "embed",
+            None,
+            &format!("mem-embed peak RSS, {name}"),
+            rss,
+            "MB",
+            common::Budget::Max(500.0),
+            None,
         );
     }
     for (model, texts) in &sets {

@@ -127,12 +127,38 @@ fn measure(home: &Path) {
     println!(
         "{n} observations: baseline mem-capture --version p50 {base:.2} ms, p99 {base99:.2} ms"
     );
+    let n64 = Some(n as u64);
+    let version = Some(("mem-capture --version", base));
+    // p50 against its budget, p99 beside the baseline's.
+    let record = |what: &str, p50: f64, p99: f64| {
+        let p99_base = Some(("mem-capture --version p99", base99));
+        common::figure(
+            "recall",
+            n64,
+            &format!("{what} p50"),
+            p50,
+            "ms",
+            common::Budget::Max(8.0),
+            version,
+        );
+        common::figure(
+            "recall",
+            n64,
+            &format!("{what} p99"),
+            p99,
+            "ms",
+            common::Budget::None,
+            p99_base,
+        );
+    };
     let (p50, p99, said) = runs(home, "mem-capture", &["--recall"], &pre);
+    record("file recall hook (PreToolUse)", p50, p99);
     println!(
         "  PreToolUse file recall: p50 {p50:.2} ms ({:.2}x baseline), p99 {p99:.2} ms, output for {said}/20 checked (target p50 <= 6 ms, p99 <= 15 ms)",
         p50 / base
     );
     let (p50, p99, said) = runs(home, "mem-capture", &["--recall"], &fail);
+    record("error recall hook (PostToolUseFailure)", p50, p99);
     println!(
         "  PostToolUseFailure error recall: p50 {p50:.2} ms ({:.2}x baseline), p99 {p99:.2} ms, output for {said}/20 checked (target p50 <= 6 ms, p99 <= 15 ms)",
         p50 / base

@@ -89,6 +89,25 @@ fn time_page(home: &Path, name: &str, what: &str, scope: &[&str]) -> PathBuf {
         );
     }
     let bytes = std::fs::metadata(&page).unwrap().len();
+    let name = format!("mem-report --html, {what}");
+    common::figure(
+        "report",
+        None,
+        &format!("{name}: write p50"),
+        common::median(&mut ms),
+        "ms",
+        common::Budget::None,
+        None,
+    );
+    common::figure(
+        "report",
+        None,
+        &format!("{name}: page"),
+        bytes as f64 / 1e6,
+        "MB",
+        common::Budget::None,
+        None,
+    );
     println!(
         "{what:<44} {:>9.0} ms  {:>8.2} MB",
         common::median(&mut ms),

@@ -182,6 +182,46 @@ fn rebuild_then_check_reports_no_difference_and_incremental_follows_the_database
     assert_eq!(v["added"], 1, "{v}");
     assert_eq!(v["rebuilt"], false, "{v}");
     assert_eq!(check(&env).0, Some(0));
+
+    // Nothing deleted since: a run reads only what changed, sessions are still compared, and
+    // a second run finds nothing to do and leaves no duplicate behind.
+    let new_id = add_obs(&env, |o| o.title = "Axolotl retry budget".into());
+    conn(&env)
+        .execute(
+            "INSERT INTO sessions (session_id, project, summary, started_at, last_activity_at, status)
+             VALUES ('s-fast', NULL, 'Okapi session summary', '2026-01-11T00:00:00.000Z',
+                     '2026-01-11T00:00:00.000Z', 'ended')",
+            [],
+        )
+        .unwrap();
+    let bm25_run = || {
+        let out = env.ok("mem-index", &[], b"");
+        jsonl(&out)
+            .into_iter()
+            .find(|r| r["index"] == "bm25")
+            .unwrap()
+    };
+    let b = bm25_run();
+    assert_eq!(
+        (b["added"].as_i64(), b["removed"].as_i64()),
+        (Some(2), Some(0)),
+        "{b}"
+    );
+    let b = bm25_run();
+    assert_eq!(
+        (
+            b["added"].as_i64(),
+            b["updated"].as_i64(),
+            b["removed"].as_i64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{b}"
+    );
+    assert_eq!(b["docs"], bm25["docs"].as_i64().unwrap() + 2, "{b}");
+    let (code, recs) = check(&env);
+    assert_eq!(code, Some(0), "{recs:?}");
+    let (_, hits, _) = search(&env, &["--all-projects", "axolotl retry"]);
+    assert_eq!(hits[0]["id"].as_i64(), Some(new_id));
 }
 
 #[test]

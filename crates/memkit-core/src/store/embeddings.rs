@@ -157,6 +157,33 @@ pub fn owners(conn: &Connection, model: &str, dim: usize) -> Result<Vec<(String,
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Owners of the vectors of (model, dim) written after `since` (the index on
+/// (model, dim, created_at) finds them without a scan).
+pub fn owners_since(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    since: &str,
+) -> Result<Vec<(String, i64, String)>> {
+    let mut st = conn.prepare(
+        "SELECT owner_kind, owner_id, created_at FROM embeddings
+         WHERE model = ?1 AND dim = ?2 AND created_at > ?3",
+    )?;
+    let rows = st.query_map(params![model, dim as i64, since], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many records have a vector of (model, dim).
+pub fn count_owners(conn: &Connection, model: &str, dim: usize) -> Result<u64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM embeddings WHERE model = ?1 AND dim = ?2",
+        params![model, dim as i64],
+        |r| r.get::<_, i64>(0),
+    )? as u64)
+}
+
 /// Every vector of (model, dim) with its owner.
 pub fn all(conn: &Connection, model: &str, dim: usize) -> Result<Vec<(String, i64, Vec<f32>)>> {
     let mut st = conn.prepare(

@@ -298,6 +298,13 @@ pub fn ids_updated(conn: &Connection) -> Result<Vec<(i64, String)>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// (id, updated_at) of the observations changed after `since` (by the updated_at index).
+pub fn ids_updated_since(conn: &Connection, since: &str) -> Result<Vec<(i64, String)>> {
+    let mut st = conn.prepare("SELECT id, updated_at FROM observations WHERE updated_at > ?1")?;
+    let rows = st.query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Every distinct tag, lowercase.
 pub fn distinct_tags(conn: &Connection) -> Result<Vec<String>> {
     let mut st = conn.prepare(

@@ -209,6 +209,9 @@ pub fn update(
         name: "bm25".into(),
         ..Report::default()
     };
+    // Set when only the observations changed since the last run need reading (`recent_only`),
+    // with how many the index held.
+    let mut recent = None;
     let existing = if opts.rebuild {
         rep.reason = Some("asked".into());
         None
@@ -220,7 +223,14 @@ pub fn update(
         });
         None
     } else {
-        match Bm25::open(&dir).and_then(|b| b.keys().map(|k| (b, k))) {
+        let opened = Bm25::open(&dir).and_then(|b| match recent_only(conn, &b, state)? {
+            Some((rows, held, known)) => {
+                recent = Some((rows, held));
+                Ok((b, known))
+            }
+            None => b.keys().map(|k| (b, k)),
+        });
+        match opened {
             Ok(x) => Some(x),
             Err(e) => {
                 rep.reason = Some(e.to_string());
@@ -251,7 +261,11 @@ pub fn update(
         .map_err(|e| index_err("bm25 writer", e))?;
 
     // Observations: the ones missing from the index, plus the ones changed since the last run.
-    let rows = memkit_core::store::observations::ids_updated(conn)?
+    let (rows, held) = match recent {
+        Some((rows, held)) => (rows, Some(held)),
+        None => (memkit_core::store::observations::ids_updated(conn)?, None),
+    };
+    let rows = rows
         .into_iter()
         .map(|(id, upd)| (memkit_core::store::vector_key("observation", id), upd, id));
     let plan = super::plan(
@@ -259,6 +273,10 @@ pub fn update(
         |k| have.contains_key(&k),
         state.obs_updated_at.clone(),
     );
+    let obs_docs = match held {
+        Some(h) => h + plan.todo.iter().filter(|c| !c.indexed).count() as u64,
+        None => plan.keys.len() as u64,
+    };
     let mut db_keys = plan.keys;
     // Known tags: those of the records (re)indexed now, plus those known before (a tag that
     // disappears stays known until the next rebuild: harmless for filtering).
@@ -328,12 +346,45 @@ pub fn update(
         replace(&new, &dir)?;
     }
     state.obs_updated_at = plan.upto;
+    state.docs = obs_docs + seen_sessions.len() as u64;
     state.sessions = seen_sessions;
-    state.docs = db_keys.len() as u64;
-    rep.docs = db_keys.len() as u64;
+    rep.docs = state.docs;
     let mut tags: Vec<String> = tags.into_iter().collect();
     tags.sort();
     Ok((rep, tags))
+}
+
+/// The observations changed since the last run, when they are all an incremental run needs to
+/// read: none was deleted, which is when the index's observations and the new ones add up to
+/// the table's count. The index's key list is then never read (a million keys took a second
+/// and more). With how many observations the index held, and the keys it holds of those
+/// changed rows and of sessions.
+type Recent = (Vec<(i64, String)>, u64, HashMap<u64, u32>);
+
+fn recent_only(conn: &Connection, b: &Bm25, state: &State) -> Result<Option<Recent>> {
+    let held = state.docs.checked_sub(state.sessions.len() as u64);
+    let (Some(since), Some(held)) = (&state.obs_updated_at, held) else {
+        return Ok(None);
+    };
+    let rows = memkit_core::store::observations::ids_updated_since(conn, since)?;
+    let searcher = b.reader.searcher();
+    let mut known = HashMap::new();
+    for (id, _) in &rows {
+        let k = memkit_core::store::vector_key("observation", *id);
+        let n = searcher
+            .doc_freq(&Term::from_field_u64(b.fields.key, k))
+            .map_err(|e| index_err("bm25 index", e))?;
+        if n > 0 {
+            known.insert(k, 1);
+        }
+    }
+    let new = (rows.len() - known.len()) as u64;
+    // The sessions it holds, as the last run left them (compared by content hash below).
+    for id in state.sessions.keys() {
+        known.insert(memkit_core::store::vector_key("session", *id), 1);
+    }
+    let total = memkit_core::store::observations::count(conn, None)? as u64;
+    Ok((held + new == total).then_some((rows, held, known)))
 }
 
 /// Merges every segment into one and deletes the files no longer used: a deleted or replaced

@@ -83,6 +83,12 @@ pub struct VectorState {
     pub upto: Option<String>,
     /// File name under index/.
     pub file: String,
+    /// The vectors added since `file` was written, in a file of their own beside it (its keys
+    /// in a `.keys` sidecar, and the keys of `file` they replace or remove in `file`'s `.dead`
+    /// sidecar): a run after one session writes this small file, not the whole index. Merged
+    /// into `file` once it holds more than [`vectors::DELTA_SHARE`] of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
 }
 
 pub const STATE_VERSION: u32 = 1;

@@ -542,7 +542,7 @@ impl Searcher {
         self.vectors
             .get_or_init(|| {
                 let v = self.vector_state.as_ref()?;
-                Vectors::view(&self.layout.dir.join(&v.file), &v.model, v.dim).ok()
+                Vectors::view(&self.layout.dir, v).ok()
             })
             .as_ref()
     }
@@ -882,7 +882,7 @@ impl Searcher {
                 // whatever order the graph was built in.
                 let few = match &allowed {
                     Some(a) if a.len() <= EXACT_MAX => Some(a.iter().copied().collect()),
-                    None if v.index.size() <= EXACT_MAX => v.keys(),
+                    None if v.size() <= EXACT_MAX => v.keys(),
                     _ => None,
                 };
                 match few {
