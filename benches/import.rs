@@ -79,7 +79,8 @@ fn main() {
             mb << 20,
             2026,
             40,
-            3,
+            3 * 365,
+            0,
         )
         .unwrap();
         std::fs::write(hist.join("DONE"), "").unwrap();

@@ -204,7 +204,8 @@ fn an_import_killed_mid_way_resumes_where_it_stopped_and_ends_as_an_uninterrupte
         15_000_000,
         11,
         4,
-        2,
+        2 * 365,
+        0,
     )
     .unwrap();
     let hist = hist.to_str().unwrap();

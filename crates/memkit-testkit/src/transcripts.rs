@@ -35,14 +35,16 @@ pub struct History {
 /// folder per project, subagent folders kept): every `.jsonl` under `src` copied once per
 /// replica, each replica with its own session, message and tool ids (derived from `seed`, so
 /// the same call writes the same files), its own project (one of `projects`) and its dates
-/// moved so that the replicas spread evenly over the `years` before the fixtures' own dates.
+/// moved so that the replicas spread evenly over the `days` that end `days_ago` days before the
+/// fixtures' own dates.
 pub fn history(
     src: &Path,
     out: &Path,
     bytes: u64,
     seed: u64,
     projects: usize,
-    years: u32,
+    days: i64,
+    days_ago: i64,
 ) -> std::io::Result<History> {
     let mut sources: Vec<(String, PathBuf, String)> = Vec::new();
     for f in jsonl_files(src)? {
@@ -63,7 +65,8 @@ pub fn history(
     }
     let per_replica: u64 = sources.iter().map(|s| s.2.len() as u64).sum::<u64>().max(1);
     let replicas = bytes.div_ceil(per_replica).max(1) as usize;
-    let span = chrono::Duration::days(365 * years as i64);
+    let span = chrono::Duration::days(days);
+    let end = -chrono::Duration::days(days_ago);
     let jobs: Vec<(usize, usize)> = (0..replicas)
         .flat_map(|r| (0..sources.len()).map(move |i| (r, i)))
         .collect();
@@ -91,7 +94,7 @@ pub fn history(
                     b & 0xffff_ffff_ffff
                 )
             };
-            let shift = -span + span * r as i32 / replicas as i32;
+            let shift = end - span + span * r as i32 / replicas as i32;
             let cwd = format!("/home/dev/work/project-{project:03}");
             let mut cache: HashMap<String, String> = HashMap::new();
             let mut ids = |c: &Captures| -> String {
@@ -170,8 +173,8 @@ mod tests {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/transcripts");
         let tmp = std::env::temp_dir().join(format!("memkit-history-{}", std::process::id()));
         let (a, b) = (tmp.join("a"), tmp.join("b"));
-        let ha = history(&src, &a, 25_000_000, 7, 5, 3).unwrap();
-        let hb = history(&src, &b, 25_000_000, 7, 5, 3).unwrap();
+        let ha = history(&src, &a, 25_000_000, 7, 5, 3 * 365, 0).unwrap();
+        let hb = history(&src, &b, 25_000_000, 7, 5, 3 * 365, 0).unwrap();
         assert_eq!(ha, hb);
         assert!(ha.replicas >= 3 && ha.bytes >= 25_000_000, "{ha:?}");
         let names = jsonl_files(&a).unwrap();
