@@ -139,6 +139,9 @@ fn main() {
     ];
     let whole = tmp.path().join("whole");
     let killed = tmp.path().join("killed");
+    for home in [&whole, &killed] {
+        std::fs::create_dir_all(home).unwrap();
+    }
     for stage in &stages {
         let args: Vec<&str> = stage.args.iter().map(String::as_str).collect();
         let (ms, rss, code) = common::timed(stage_cmd(&whole, stage.tool, &args), None);

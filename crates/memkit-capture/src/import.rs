@@ -25,9 +25,10 @@ use memkit_core::record::Session;
 use memkit_core::store::{self, imports};
 use memkit_core::{Error, Result};
 
-/// Bytes of transcript parsed at once: a parsed file holds a few times its size, and two
-/// batches are alive at a time (one parsed while the other is stored).
-const BATCH_BYTES: u64 = 48 << 20;
+/// Bytes of transcript parsed at once: a parsed file holds several times its size, and two
+/// batches are alive at a time (one stored while the next is parsed, then waits to be handed
+/// over).
+const BATCH_BYTES: u64 = 16 << 20;
 
 struct File {
     path: PathBuf,
@@ -93,7 +94,7 @@ pub fn run(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Res
         .insert("files_unchanged".into(), unchanged.len() as u64);
     // Parsing runs on rayon's threads one batch ahead of the store, which writes on this one.
     std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(&[File], Result<Vec<Parsed>>)>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(&[File], Result<Vec<Parsed>>)>(0);
         let todo = &todo;
         s.spawn(move || {
             for b in batches(todo) {

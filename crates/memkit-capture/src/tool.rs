@@ -102,7 +102,7 @@ their parent session, compaction boundaries as PreCompact, and summary lines as 
 session they describe. Re-importing adds nothing. Each file is stored in one transaction that also
 records its size and modification time, so a rerun reads only new or changed files: an import
 stopped anywhere (Ctrl-C, kill -9, a full disk) resumes where it stopped, and a daily import of
-~/.claude/projects reads only that day's sessions. Files are parsed on every core a batch (about 48
+~/.claude/projects reads only that day's sessions. Files are parsed on every core a batch (about 16
 MB) ahead of the store, so memory stays bounded whatever the history's size; on a terminal a
 progress bar shows the bytes done, the rate and the time left. Output: one session record per
 session read, then a summary record with the counts files, files_unchanged, sessions, prompts,
