@@ -121,8 +121,8 @@ fn cpu_signature() -> String {
 /// Session options shared by every load: all cores for one inference at a time, and threads
 /// that sleep between operators instead of spinning. On a machine busy with other work (the
 /// usual case beside Claude Code and a build), spinning threads take the cores from the ones
-/// with work: MiniLM on 2 busy cores ran one text at a time at 1,080 tokens/s without
-/// spinning against 460 with it (scripts/ort_raw_bench.py, same texts).
+/// with work: onnxruntime running MiniLM one text at a time on 2 busy cores made 1,278
+/// tokens/s without spinning against 758 with it (benches/embed.rs, 128 fixture texts, same run).
 pub fn builder(env: &ort::environment::Environment, threads: usize) -> Result<SessionBuilder> {
     Session::builder(env)
         .and_then(|b| b.with_intra_threads(threads).map_err(Into::into))
