@@ -631,9 +631,17 @@ mod tests {
             ..Default::default()
         };
         let (first, second) = obs.split_at(obs.len() * 2 / 3);
-        memkit_testkit::insert(&mut conn, first).unwrap();
+        let ids = memkit_testkit::insert(&mut conn, first).unwrap();
         crate::index::update(&conn, &layout, &opts).unwrap();
         memkit_testkit::insert(&mut conn, second).unwrap();
+        for id in ids.iter().step_by(13) {
+            let mut o = memkit_core::store::observations::get(&conn, *id)
+                .unwrap()
+                .unwrap();
+            o.summary.push_str(" revised");
+            memkit_core::store::observations::update(&conn, &o, "2099-01-01T00:00:00.000Z")
+                .unwrap();
+        }
         crate::index::update(&conn, &layout, &opts).unwrap();
         (crate::index::bm25::Bm25::open(&layout.bm25()).unwrap(), obs)
     }
@@ -644,7 +652,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (b, obs) = corpus_index(dir.path());
         let searcher = b.reader.searcher();
-        assert!(searcher.segment_readers().len() > 1);
+        let segs = searcher.segment_readers();
+        assert!(segs.len() > 1 && segs.iter().any(|s| s.num_deleted_docs() > 0));
         let words: Vec<&str> = obs
             .iter()
             .flat_map(|o| o.summary.split_whitespace())
