@@ -188,7 +188,86 @@ fn transcripts_import_pairs_every_call_and_reimport_adds_nothing() {
     let again = jsonl(&again);
     let c2 = &again.last().unwrap()["counts"];
     assert_eq!(c2["queued"], 0);
+    // Nothing was read again: every file is as it was imported.
+    assert_eq!(c2["files"], 0);
+    assert_eq!(c2["files_unchanged"], c["files"]);
     assert_eq!(env.count("SELECT count(*) FROM pending_queue"), rows);
+}
+
+#[test]
+fn an_import_killed_mid_way_resumes_where_it_stopped_and_ends_as_an_uninterrupted_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hist = tmp.path().join("projects");
+    let h = memkit_testkit::transcripts::history(
+        &fixtures().join("transcripts"),
+        &hist,
+        15_000_000,
+        11,
+        4,
+        2 * 365,
+        0,
+    )
+    .unwrap();
+    let hist = hist.to_str().unwrap();
+    let whole = Env::new();
+    whole.ok("mem-capture", &["-q", "--transcripts", hist], b"");
+
+    let env = Env::new();
+    let mut child = env
+        .cmd("mem-capture")
+        .args(["-q", "--transcripts", hist])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let done = |env: &Env| {
+        let db = env.db_path();
+        if !db.exists() {
+            return 0;
+        }
+        let c = rusqlite::Connection::open(db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(5)).unwrap();
+        c.query_row("SELECT count(*) FROM transcript_files", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap_or(0)
+    };
+    for _ in 0..3000 {
+        if done(&env) >= 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let imported = done(&env);
+    assert!(
+        imported >= 3 && (imported as usize) < h.files,
+        "killed after {imported} of {} files",
+        h.files
+    );
+
+    let out = env.ok("mem-capture", &["--transcripts", hist], b"");
+    let c = jsonl(&out).last().unwrap()["counts"].clone();
+    // The files stored before the kill are not read again.
+    assert_eq!(c["files_unchanged"], imported, "{c}");
+    assert_eq!(
+        c["files"].as_i64().unwrap(),
+        h.files as i64 - imported,
+        "{c}"
+    );
+    for sql in [
+        "SELECT count(*) FROM pending_queue",
+        "SELECT count(DISTINCT dedup_key) FROM pending_queue",
+        "SELECT sum(length(payload)) FROM pending_queue",
+        "SELECT count(*) FROM sessions",
+        "SELECT count(*) FROM sessions WHERE title IS NOT NULL",
+        "SELECT count(*) FROM sessions WHERE started_at IS NOT NULL AND branch IS NOT NULL",
+        "SELECT count(*) FROM transcript_files WHERE summaries IS NULL",
+    ] {
+        assert_eq!(env.count(sql), whole.count(sql), "{sql}");
+    }
+    assert!(whole.count("SELECT count(*) FROM sessions WHERE title IS NOT NULL") > 0);
 }
 
 #[test]

@@ -535,6 +535,66 @@ fn processed_tool_captures_drop_their_raw_response_after_the_retention() {
     assert!(v["tool_response_dropped_at"].is_string(), "{v}");
 }
 
+/// Two years of history, each imported, compressed and pruned as of its end, as a store that
+/// runs the pipeline every day ages: what the second year adds to the pruned store is its
+/// observations and the inputs of its calls, not the raw responses, and nothing the retention
+/// covers outlives it.
+#[test]
+fn a_store_pruned_as_it_ages_keeps_only_what_the_retention_allows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let env = Env::new().set("MEM_COMPRESS_OPEN_TURN_SECS", "0");
+    let src = crate::fixtures().join("transcripts");
+    let raw_bytes = "SELECT coalesce(sum(length(json_extract(payload, '$.tool_response'))), 0) FROM pending_queue";
+    let mut years = vec![];
+    // The fixtures end early in 2026: year one ends a year before.
+    for (seed, ago, now) in [(1, 365, "2025-03-01"), (2, 0, "2026-03-01")] {
+        let dir = tmp.path().join(format!("y{seed}"));
+        memkit_testkit::transcripts::history(&src, &dir, 12_000_000, seed, 3, 365, ago).unwrap();
+        let before = if env.db_path().exists() {
+            env.count(raw_bytes)
+        } else {
+            0
+        };
+        env.ok(
+            "mem-capture",
+            &["-q", "--transcripts", dir.to_str().unwrap()],
+            b"",
+        );
+        let captured = env.count(raw_bytes) - before;
+        env.ok("mem-compress", &["-q"], b"");
+        let out = env.ok("mem-prune", &["--now", now], b"");
+        let size = std::fs::metadata(env.db_path()).unwrap().len() as i64;
+        // Nothing done and older than the retention (7 days) keeps its raw response.
+        let cutoff = format!("{}T00:00:00.000Z", &chrono_minus_days(now, 7));
+        assert_eq!(
+            env.count(&format!(
+                "SELECT count(*) FROM pending_queue WHERE status = 'done' AND created_at < '{cutoff}'
+                 AND json_type(payload, '$.tool_response') IS NOT NULL"
+            )),
+            0,
+            "{}",
+            show(&out)
+        );
+        years.push((captured, env.count(raw_bytes), size));
+    }
+    let [(cap1, kept1, size1), (cap2, kept2, size2)] = years[..] else {
+        unreachable!()
+    };
+    assert!(cap1 > 1_000_000 && cap2 > 1_000_000, "{years:?}");
+    // The raw responses kept do not pile up year after year.
+    assert!(kept2 <= kept1 + cap1 / 10, "{years:?}");
+    // The second year grows the pruned store by less than the raw responses it captured.
+    assert!(size2 - size1 < cap2, "{years:?}");
+}
+
+/// `day` (YYYY-MM-DD) minus `n` days.
+fn chrono_minus_days(day: &str, n: i64) -> String {
+    let d = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap();
+    (d - chrono::Duration::days(n))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn the_hook_binaries_keep_the_platforms_hardening() {

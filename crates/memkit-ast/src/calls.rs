@@ -1,11 +1,17 @@
 //! Resolving the calls found in a file: to its own definitions, to the methods of the enclosing
 //! class (and its bases in the file), through the import map, or not at all; noise is dropped.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
+use ruff_python_ast::Expr;
+use ruff_text_size::TextSize;
+use rustc_hash::FxHashMap;
+
 use crate::{Call, Function, Resolution, noise};
 
 /// A definition as resolution needs it (parallel to the snapshot's functions).
 pub(crate) struct Def {
-    pub qualname: String,
     /// Index of the enclosing definition.
     pub parent: Option<usize>,
     pub is_class: bool,
@@ -13,53 +19,118 @@ pub(crate) struct Def {
     pub bases: Vec<String>,
 }
 
-pub(crate) enum Callee {
-    /// `f`, `a.b.c`, `self.m`.
-    Dotted(String),
-    /// `<expr>.m`: the receiver is not a name (a call, a subscript, a literal).
-    OnExpr(String),
-}
-
+/// A call whose callee is a name or an attribute (`f`, `a.b.c`, `self.m`, `<expr>.m`).
 pub(crate) struct RawCall {
     /// Index of the innermost enclosing definition; None at module level.
     pub scope: Option<usize>,
-    pub callee: Callee,
-    pub line: u32,
+    /// Where the callee is in the file's string of callees: dotted, or only the attribute when
+    /// `on_expr` (`<expr>.m`: the receiver is not a name but a call, a subscript, a literal).
+    pub callee: Range<usize>,
+    pub on_expr: bool,
+    pub at: TextSize,
+}
+
+/// `a.b.c` for a chain of attributes on a name; None for anything else.
+pub(crate) fn dotted(e: &Expr) -> Option<String> {
+    let mut s = String::new();
+    push_dotted(&mut s, e).then_some(s)
+}
+
+/// Appends `a.b.c` to `out`; false (and `out` in any state) when `e` is not such a chain.
+pub(crate) fn push_dotted(out: &mut String, e: &Expr) -> bool {
+    match e {
+        Expr::Name(n) => {
+            out.push_str(n.id.as_str());
+            true
+        }
+        Expr::Attribute(a) => {
+            if !push_dotted(out, &a.value) {
+                return false;
+            }
+            out.push('.');
+            out.push_str(a.attr.as_str());
+            true
+        }
+        _ => false,
+    }
+}
+
+/// What a call resolved to, before any string is made for it.
+enum Target<'a> {
+    /// The definition at this index of the file.
+    Def(usize),
+    /// The callee as written.
+    Callee,
+    /// An imported name, and what follows it in the callee.
+    Import(&'a str, &'a str),
 }
 
 pub(crate) fn resolve(
     defs: &[Def],
     functions: &[Function],
     imports: &[(String, String)],
-    raw: Vec<RawCall>,
+    raw: &[RawCall],
+    callees: &str,
+    line: impl Fn(TextSize) -> u32,
 ) -> Vec<Call> {
-    // The last definition of a name wins, as in Python.
-    let mut by_name = std::collections::HashMap::new();
-    for (i, d) in defs.iter().enumerate() {
-        by_name.insert(d.qualname.as_str(), i);
+    // The last definition of a name wins, as does the last binding of an import, as in Python.
+    let mut by_name = FxHashMap::default();
+    by_name.reserve(functions.len());
+    for (i, f) in functions.iter().enumerate() {
+        by_name.insert(f.qualname.as_str(), i);
     }
-    let r = Resolver {
+    let mut import_map = FxHashMap::default();
+    import_map.reserve(imports.len());
+    for (local, q) in imports {
+        import_map.insert(local.as_str(), q.as_str());
+    }
+    let mut r = Resolver {
         defs,
+        functions,
         by_name,
-        imports,
+        imports: import_map,
+        key: String::new(),
     };
-    raw.into_iter()
-        .filter_map(|c| {
-            let caller = c
+    let mut out = Vec::with_capacity(raw.len());
+    for c in raw {
+        let written = &callees[c.callee.clone()];
+        let (callee, resolved) = if c.on_expr {
+            if noise::is_container_method(written) {
+                continue;
+            }
+            let callee = Cow::Owned(format!("?.{written}"));
+            (callee, Some((Resolution::Unresolved, Target::Callee)))
+        } else {
+            (Cow::Borrowed(written), r.one(c.scope, written))
+        };
+        let Some((resolution, target)) = resolved else {
+            continue;
+        };
+        let target = match target {
+            Target::Def(i) => functions[i].qualname.clone(),
+            Target::Callee => callee.to_string(),
+            Target::Import(q, "") => q.to_string(),
+            Target::Import(q, rest) => {
+                let mut t = String::with_capacity(q.len() + 1 + rest.len());
+                t.push_str(q);
+                t.push('.');
+                t.push_str(rest);
+                t
+            }
+        };
+        out.push(Call {
+            caller: c
                 .scope
-                .map_or_else(|| "<module>".to_string(), |i| functions[i].qualname.clone());
-            let (callee, resolution, target) = r.one(c.scope, &c.callee)?;
-            Some(Call {
-                caller,
-                callee,
-                resolution,
-                target,
-                target_file: None,
-                confidence: confidence(resolution),
-                line: c.line,
-            })
-        })
-        .collect()
+                .map_or_else(|| "<module>".to_string(), |i| functions[i].qualname.clone()),
+            callee: callee.into_owned(),
+            resolution,
+            target,
+            target_file: None,
+            confidence: confidence(resolution),
+            line: line(c.at),
+        });
+    }
+    out
 }
 
 pub(crate) fn confidence(r: Resolution) -> f32 {
@@ -73,94 +144,88 @@ pub(crate) fn confidence(r: Resolution) -> f32 {
 
 struct Resolver<'a> {
     defs: &'a [Def],
-    by_name: std::collections::HashMap<&'a str, usize>,
-    imports: &'a [(String, String)],
+    functions: &'a [Function],
+    by_name: FxHashMap<&'a str, usize>,
+    imports: FxHashMap<&'a str, &'a str>,
+    /// Scratch space for the qualified names looked up.
+    key: String,
 }
 
-impl Resolver<'_> {
-    fn import(&self, local: &str) -> Option<&str> {
-        self.imports
-            .iter()
-            .rev()
-            .find(|(l, _)| l == local)
-            .map(|(_, q)| q.as_str())
-    }
-
-    fn has(&self, q: &str) -> bool {
-        self.by_name.contains_key(q)
+impl<'a> Resolver<'a> {
+    /// The definition `prefix.name`, if the file has one.
+    fn member(&mut self, prefix: usize, name: &str) -> Option<usize> {
+        self.key.clear();
+        self.key.push_str(&self.functions[prefix].qualname);
+        self.key.push('.');
+        self.key.push_str(name);
+        self.by_name.get(self.key.as_str()).copied()
     }
 
     /// None: noise, dropped.
-    fn one(&self, scope: Option<usize>, callee: &Callee) -> Option<(String, Resolution, String)> {
-        let dotted = match callee {
-            Callee::OnExpr(attr) => {
-                if noise::is_container_method(attr) {
-                    return None;
-                }
-                let c = format!("?.{attr}");
-                return Some((c.clone(), Resolution::Unresolved, c));
+    fn one<'c>(&mut self, scope: Option<usize>, dotted: &'c str) -> Option<(Resolution, Target<'c>)>
+    where
+        'a: 'c,
+    {
+        let Some((first, rest)) = dotted.split_once('.') else {
+            let name = dotted;
+            if let Some(i) = self.lexical(scope, name) {
+                return Some((Resolution::Direct, Target::Def(i)));
             }
-            Callee::Dotted(d) => d,
-        };
-        let parts: Vec<&str> = dotted.split('.').collect();
-        let found = |r, t: String| Some((dotted.clone(), r, t));
-        if let [name] = parts[..] {
-            if let Some(q) = self.lexical(scope, name) {
-                return found(Resolution::Direct, q);
-            }
-            if let Some(q) = self.import(name) {
-                return found(Resolution::Import, q.to_string());
+            if let Some(&q) = self.imports.get(name) {
+                return Some((Resolution::Import, Target::Import(q, "")));
             }
             if noise::is_builtin(name) {
                 return None;
             }
-            return found(Resolution::Unresolved, dotted.clone());
-        }
-        if let ["self" | "cls", method] = parts[..] {
+            return Some((Resolution::Unresolved, Target::Callee));
+        };
+        let on_self = matches!(first, "self" | "cls");
+        if on_self && !rest.contains('.') {
             if let Some(class) = self.enclosing_class(scope) {
                 let mut seen = Vec::new();
-                if let Some(q) = self.method_of(class, method, &mut seen) {
-                    return found(Resolution::SelfMethod, q);
+                if let Some(i) = self.method_of(class, rest, &mut seen) {
+                    return Some((Resolution::SelfMethod, Target::Def(i)));
                 }
             }
-            return found(Resolution::Unresolved, dotted.clone());
+            return Some((Resolution::Unresolved, Target::Callee));
         }
-        if self.has(dotted) && parts[0] != "self" && parts[0] != "cls" {
-            return found(Resolution::Direct, dotted.clone());
+        if !on_self && self.by_name.contains_key(dotted) {
+            return Some((Resolution::Direct, Target::Callee));
         }
-        if noise::is_logging(&parts) {
+        let (head, method) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+        let recv = head.rsplit_once('.').map_or(head, |(_, r)| r);
+        if noise::is_logging(recv, method) {
             return None;
         }
-        if !matches!(parts[0], "self" | "cls")
-            && self.lexical(scope, parts[0]).is_none()
-            && let Some(q) = self.import(parts[0])
+        if !on_self
+            && self.lexical(scope, first).is_none()
+            && let Some(&q) = self.imports.get(first)
         {
-            return found(Resolution::Import, format!("{q}.{}", parts[1..].join(".")));
+            return Some((Resolution::Import, Target::Import(q, rest)));
         }
-        if noise::is_container_method(parts[parts.len() - 1]) {
+        if noise::is_container_method(method) {
             return None;
         }
-        found(Resolution::Unresolved, dotted.clone())
+        Some((Resolution::Unresolved, Target::Callee))
     }
 
     /// A bare name seen from `scope`: the enclosing functions' own definitions, the class body
     /// when the call is in it, then the module's.
-    fn lexical(&self, scope: Option<usize>, name: &str) -> Option<String> {
+    fn lexical(&mut self, scope: Option<usize>, name: &str) -> Option<usize> {
         let mut at = scope;
         let mut innermost = true;
         while let Some(i) = at {
             let d = &self.defs[i];
             // A class body's names are not visible from the functions inside it.
-            if !d.is_class || innermost {
-                let q = format!("{}.{name}", d.qualname);
-                if self.has(&q) {
-                    return Some(q);
-                }
+            if (!d.is_class || innermost)
+                && let Some(found) = self.member(i, name)
+            {
+                return Some(found);
             }
             innermost = false;
-            at = d.parent;
+            at = self.defs[i].parent;
         }
-        self.has(name).then(|| name.to_string())
+        self.by_name.get(name).copied()
     }
 
     /// The class whose `self`/`cls` a call in `scope` sees: that of the method it is in (or
@@ -177,25 +242,23 @@ impl Resolver<'_> {
     }
 
     /// `method` on `class` or, depth first as a simple MRO, its bases defined in the file.
-    fn method_of(&self, class: usize, method: &str, seen: &mut Vec<usize>) -> Option<String> {
+    fn method_of(&mut self, class: usize, method: &str, seen: &mut Vec<usize>) -> Option<usize> {
         if seen.contains(&class) {
             return None;
         }
         seen.push(class);
-        let c = &self.defs[class];
-        let q = format!("{}.{method}", c.qualname);
-        if self.has(&q) {
-            return Some(q);
+        if let Some(i) = self.member(class, method) {
+            return Some(i);
         }
-        for base in &c.bases {
+        let defs = self.defs;
+        for base in &defs[class].bases {
             let b = self
-                .lexical(c.parent, base)
-                .and_then(|q| self.by_name.get(q.as_str()).copied())
-                .filter(|&b| self.defs[b].is_class);
+                .lexical(defs[class].parent, base)
+                .filter(|&b| defs[b].is_class);
             if let Some(b) = b
-                && let Some(q) = self.method_of(b, method, seen)
+                && let Some(i) = self.method_of(b, method, seen)
             {
-                return Some(q);
+                return Some(i);
             }
         }
         None

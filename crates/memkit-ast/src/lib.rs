@@ -11,6 +11,8 @@ mod calls;
 pub mod diff;
 pub mod graph;
 mod hash;
+#[cfg(test)]
+mod hash_reference;
 pub mod mermaid;
 mod noise;
 mod parse;

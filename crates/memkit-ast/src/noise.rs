@@ -2,6 +2,10 @@
 //! the call graph: Python's builtins, the standard `logging` calls, and the methods of the
 //! built-in containers and strings. A definition of the file with the same name wins over them.
 
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashSet;
+
 /// Names of the `builtins` module (functions, types and exceptions; Python 3.13).
 const BUILTINS: &[&str] = &[
     "abs",
@@ -251,19 +255,23 @@ const CONTAINER_METHODS: &[&str] = &[
     "hex",
 ];
 
-pub(crate) fn is_builtin(name: &str) -> bool {
-    BUILTINS.contains(&name)
+/// One set of each list: a call is looked up in them once or twice.
+fn set(list: &'static [&'static str]) -> FxHashSet<&'static str> {
+    list.iter().copied().collect()
 }
 
-/// `logger.info(...)`, `logging.getLogger(...)`, `self.log.debug(...)`: `parts` is the dotted
-/// callee.
-pub(crate) fn is_logging(parts: &[&str]) -> bool {
-    let [.., recv, method] = parts else {
-        return false;
-    };
-    LOGGING.contains(method) && LOGGERS.contains(recv)
+pub(crate) fn is_builtin(name: &str) -> bool {
+    static SET: OnceLock<FxHashSet<&str>> = OnceLock::new();
+    SET.get_or_init(|| set(BUILTINS)).contains(name)
+}
+
+/// `logger.info(...)`, `logging.getLogger(...)`, `self.log.debug(...)`: the last two parts of
+/// the dotted callee.
+pub(crate) fn is_logging(recv: &str, method: &str) -> bool {
+    LOGGING.contains(&method) && LOGGERS.contains(&recv)
 }
 
 pub(crate) fn is_container_method(name: &str) -> bool {
-    CONTAINER_METHODS.contains(&name)
+    static SET: OnceLock<FxHashSet<&str>> = OnceLock::new();
+    SET.get_or_init(|| set(CONTAINER_METHODS)).contains(name)
 }

@@ -7,7 +7,7 @@ use ruff_python_ast::{self as ast, Expr, PySourceType, Stmt};
 use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use crate::calls::{self, Callee, Def, RawCall};
+use crate::calls::{self, Def, RawCall, dotted};
 use crate::{Function, Kind, Snapshot, hash};
 
 /// Deeper ASTs are refused with a parse error: CPython gives up far earlier ("too many nested
@@ -36,26 +36,31 @@ pub fn snapshot(path: &str, bytes: &[u8]) -> Snapshot {
         snap.parse_error = Some(format!("NUL byte at offset {at}: not Python source"));
         return snap;
     }
-    snap.lines = text.lines().count() as u32;
+    // As `str::lines` counts: a last line without its newline counts too.
+    snap.lines = (memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'))) as u32;
     let parsed = ruff_python_parser::parse_unchecked_source(text, PySourceType::Python);
     let index = LineIndex::from_source_text(text);
     let line = |at: TextSize| index.line_index(at).get() as u32;
+    let brackets = too_many_brackets(parsed.tokens());
     let mut ex = Extractor {
         src: text,
         tokens: parsed.tokens(),
         defs: Vec::new(),
         scope: Vec::new(),
         raw: Vec::new(),
+        callees: String::new(),
         imports: Vec::new(),
         depth: 0,
         max_depth: 0,
+        hashing: parsed.errors().is_empty() && brackets.is_none(),
         lines: &line,
     };
     ex.visit_body(parsed.suite());
     let max_depth = ex.max_depth;
     if let Some(e) = parsed.errors().first() {
         snap.parse_error = Some(format!("line {}: {}", line(e.location.start()), e.error));
-    } else if let Some(at) = too_many_brackets(parsed.tokens()) {
+    } else if let Some(at) = brackets {
         snap.parse_error = Some(format!(
             "line {}: too many nested parentheses (more than {MAX_BRACKETS})",
             line(at)
@@ -66,22 +71,22 @@ pub fn snapshot(path: &str, bytes: &[u8]) -> Snapshot {
         ));
     } else {
         let Extractor {
-            defs, raw, imports, ..
+            defs: found,
+            raw,
+            callees,
+            imports,
+            ..
         } = ex;
         snap.imports = imports;
-        snap.functions = defs
-            .iter()
+        let mut defs = Vec::with_capacity(found.len());
+        snap.functions = found
+            .into_iter()
             .map(|d| {
-                let mut f = d.function.clone();
-                f.body_hash = match d.node {
-                    Node::Function(n) => hash::function(n),
-                    Node::Class(n) => hash::class(n),
-                };
-                f
+                defs.push(d.def);
+                d.function
             })
             .collect();
-        let defs: Vec<Def> = defs.into_iter().map(|d| d.def).collect();
-        snap.calls = calls::resolve(&defs, &snap.functions, &snap.imports, raw);
+        snap.calls = calls::resolve(&defs, &snap.functions, &snap.imports, &raw, &callees, line);
     }
     drop_deep(parsed, max_depth);
     snap
@@ -175,7 +180,13 @@ fn coding_cookie(bytes: &[u8]) -> Option<String> {
 }
 
 fn memchr_nul(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == 0)
+    memchr::memchr(0, bytes)
+}
+
+/// A definition's hash recurses once per level of its tree (at most [`MAX_DEPTH`]), from inside
+/// the walk: on a stack grown for it when the walk's is short.
+fn hash_deep(f: impl FnOnce() -> String) -> String {
+    stacker::maybe_grow(512 * 1024, 2 << 20, f)
 }
 
 /// Dropping an AST recurses once per level; a pathological file (a 50 MB chain of `+`) would
@@ -191,46 +202,62 @@ fn drop_deep<T: Send>(value: T, depth: usize) {
     }
 }
 
-enum Node<'a> {
-    Function(&'a ast::StmtFunctionDef),
-    Class(&'a ast::StmtClassDef),
-}
-
-struct Found<'a> {
+struct Found {
     function: Function,
     def: Def,
-    node: Node<'a>,
 }
 
 struct Extractor<'a, 'l> {
     src: &'a str,
     tokens: &'a Tokens,
-    defs: Vec<Found<'a>>,
+    defs: Vec<Found>,
     /// Indices into `defs` of the definitions being walked, innermost last.
     scope: Vec<usize>,
     raw: Vec<RawCall>,
+    /// The callees of `raw`, one after the other.
+    callees: String,
     imports: Vec<(String, String)>,
     depth: usize,
     max_depth: usize,
+    /// The file parsed without error: each definition is hashed when its walk ends, while its
+    /// nodes are still in the cache.
+    hashing: bool,
     lines: &'l dyn Fn(TextSize) -> u32,
 }
 
 impl<'a> Extractor<'a, '_> {
-    /// Every level of recursion passes here: it measures the depth and lets the stack grow on
-    /// the heap (stacker) instead of overflowing on deep input.
+    /// Every level of recursion passes here: it measures the depth and, every few levels, lets
+    /// the stack grow on the heap (stacker) instead of overflowing on deep input.
     fn nested(&mut self, f: impl FnOnce(&mut Self)) {
         self.depth += 1;
         self.max_depth = self.max_depth.max(self.depth);
-        stacker::maybe_grow(64 * 1024, 1 << 20, || f(self));
+        if self.depth.is_multiple_of(8) {
+            stacker::maybe_grow(128 * 1024, 1 << 20, || f(self));
+        } else {
+            f(self);
+        }
         self.depth -= 1;
     }
 
+    /// A definition just walked can be hashed: the file parses and no tree so far is deeper
+    /// than the hash's recursion may go (a deeper one is refused).
+    fn hashable(&self) -> bool {
+        self.hashing && self.max_depth <= MAX_DEPTH
+    }
+
     fn text(&self, range: TextRange) -> String {
+        let mut out = String::new();
+        self.push_text(&mut out, range);
+        out
+    }
+
+    /// The source of `range` on one line (see [`squeeze`]).
+    fn push_text(&self, out: &mut String, range: TextRange) {
         let s = &self.src[range];
         if s.contains(['\n', '\r', '\t']) || s.contains("  ") {
-            squeeze(s)
+            out.push_str(&squeeze(s));
         } else {
-            s.to_string()
+            out.push_str(s);
         }
     }
 
@@ -253,29 +280,31 @@ impl<'a> Extractor<'a, '_> {
         (self.lines)(start)
     }
 
-    fn parent(&self) -> Option<&Found<'a>> {
+    fn parent(&self) -> Option<&Found> {
         self.scope.last().map(|&i| &self.defs[i])
     }
 
     fn qualname(&self, name: &str) -> String {
         match self.parent() {
-            Some(p) => format!("{}.{name}", p.function.qualname),
+            Some(p) => {
+                let q = &p.function.qualname;
+                let mut s = String::with_capacity(q.len() + 1 + name.len());
+                s.push_str(q);
+                s.push('.');
+                s.push_str(name);
+                s
+            }
             None => name.to_string(),
         }
     }
 
-    fn add(&mut self, function: Function, bases: Vec<String>, node: Node<'a>) -> usize {
+    fn add(&mut self, function: Function, bases: Vec<String>) -> usize {
         let def = Def {
-            qualname: function.qualname.clone(),
             parent: self.scope.last().copied(),
             is_class: function.kind == Kind::Class,
             bases,
         };
-        self.defs.push(Found {
-            function,
-            def,
-            node,
-        });
+        self.defs.push(Found { function, def });
         self.defs.len() - 1
     }
 
@@ -300,12 +329,12 @@ impl<'a> Extractor<'a, '_> {
         };
         let mut signature = String::new();
         if let Some(tp) = &f.type_params {
-            signature.push_str(&self.text(tp.range()));
+            self.push_text(&mut signature, tp.range());
         }
-        signature.push_str(&self.parameters(&f.parameters, in_class));
+        self.parameters(&mut signature, &f.parameters, in_class);
         if let Some(r) = &f.returns {
             signature.push_str(" -> ");
-            signature.push_str(&self.text(r.range()));
+            self.push_text(&mut signature, r.range());
         }
         let function = Function {
             qualname: self.qualname(f.name.as_str()),
@@ -323,10 +352,13 @@ impl<'a> Extractor<'a, '_> {
             line_end: (self.lines)(f.range.end()),
             body_hash: String::new(),
         };
-        let i = self.add(function, Vec::new(), Node::Function(f));
+        let i = self.add(function, Vec::new());
         self.scope.push(i);
         self.visit_body(&f.body);
         self.scope.pop();
+        if self.hashable() {
+            self.defs[i].function.body_hash = hash_deep(|| hash::function(f));
+        }
     }
 
     fn class_def(&mut self, c: &'a ast::StmtClassDef) {
@@ -342,10 +374,10 @@ impl<'a> Extractor<'a, '_> {
         let in_class = self.parent().is_some_and(|p| p.def.is_class);
         let mut signature = String::new();
         if let Some(tp) = &c.type_params {
-            signature.push_str(&self.text(tp.range()));
+            self.push_text(&mut signature, tp.range());
         }
         if let Some(a) = &c.arguments {
-            signature.push_str(&self.text(a.range()));
+            self.push_text(&mut signature, a.range());
         }
         let bases = c
             .arguments
@@ -368,61 +400,79 @@ impl<'a> Extractor<'a, '_> {
             line_end: (self.lines)(c.range.end()),
             body_hash: String::new(),
         };
-        let i = self.add(function, bases, Node::Class(c));
+        let i = self.add(function, bases);
         self.scope.push(i);
         self.visit_body(&c.body);
         self.scope.pop();
+        if self.hashable() {
+            self.defs[i].function.body_hash = hash_deep(|| hash::class(c));
+        }
     }
 
-    /// `(a: int, /, b=1, *args, c, **kw) -> …` as written, without a method's `self`/`cls`.
-    fn parameters(&self, p: &ast::Parameters, in_class: bool) -> String {
-        let mut out: Vec<String> = Vec::new();
-        let one = |pd: &ast::ParameterWithDefault| {
-            let mut s = self.parameter(&pd.parameter);
+    /// `(a: int, /, b=1, *args, c, **kw)` as written, without a method's `self`/`cls`.
+    fn parameters(&self, out: &mut String, p: &ast::Parameters, in_class: bool) {
+        out.push('(');
+        let start = out.len();
+        let sep = |out: &mut String| {
+            if out.len() > start {
+                out.push_str(", ");
+            }
+        };
+        let one = |out: &mut String, pd: &ast::ParameterWithDefault| {
+            sep(out);
+            self.parameter(out, &pd.parameter);
             if let Some(d) = &pd.default {
-                s.push_str(if pd.parameter.annotation.is_some() {
+                out.push_str(if pd.parameter.annotation.is_some() {
                     " = "
                 } else {
                     "="
                 });
-                s.push_str(&self.text(d.range()));
+                self.push_text(out, d.range());
             }
-            s
         };
-        let positional: Vec<(&ast::ParameterWithDefault, bool)> = p
-            .posonlyargs
-            .iter()
-            .map(|a| (a, true))
-            .chain(p.args.iter().map(|a| (a, false)))
-            .collect();
         let skip = in_class
-            && positional
-                .first()
-                .is_some_and(|(a, _)| matches!(a.parameter.name.as_str(), "self" | "cls"));
-        for (i, (a, _)) in positional.iter().enumerate() {
+            && p.posonlyargs
+                .iter()
+                .chain(&p.args)
+                .next()
+                .is_some_and(|a| matches!(a.parameter.name.as_str(), "self" | "cls"));
+        for (i, a) in p.posonlyargs.iter().chain(&p.args).enumerate() {
             if !(skip && i == 0) {
-                out.push(one(a));
+                one(out, a);
             }
             if i + 1 == p.posonlyargs.len() {
-                out.push("/".into());
+                sep(out);
+                out.push('/');
             }
         }
         match &p.vararg {
-            Some(v) => out.push(format!("*{}", self.parameter(v))),
-            None if !p.kwonlyargs.is_empty() => out.push("*".into()),
+            Some(v) => {
+                sep(out);
+                out.push('*');
+                self.parameter(out, v);
+            }
+            None if !p.kwonlyargs.is_empty() => {
+                sep(out);
+                out.push('*');
+            }
             None => {}
         }
-        out.extend(p.kwonlyargs.iter().map(one));
-        if let Some(k) = &p.kwarg {
-            out.push(format!("**{}", self.parameter(k)));
+        for a in &p.kwonlyargs {
+            one(out, a);
         }
-        format!("({})", out.join(", "))
+        if let Some(k) = &p.kwarg {
+            sep(out);
+            out.push_str("**");
+            self.parameter(out, k);
+        }
+        out.push(')');
     }
 
-    fn parameter(&self, p: &ast::Parameter) -> String {
-        match &p.annotation {
-            Some(a) => format!("{}: {}", p.name.as_str(), self.text(a.range())),
-            None => p.name.to_string(),
+    fn parameter(&self, out: &mut String, p: &ast::Parameter) {
+        out.push_str(p.name.as_str());
+        if let Some(a) = &p.annotation {
+            out.push_str(": ");
+            self.push_text(out, a.range());
         }
     }
 
@@ -470,38 +520,43 @@ impl<'a> Visitor<'a> for Extractor<'a, '_> {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
+        if matches!(
+            expr,
+            Expr::Name(_)
+                | Expr::NumberLiteral(_)
+                | Expr::StringLiteral(_)
+                | Expr::BytesLiteral(_)
+                | Expr::BooleanLiteral(_)
+                | Expr::NoneLiteral(_)
+                | Expr::EllipsisLiteral(_)
+        ) {
+            // A leaf: no call inside, one level deeper.
+            self.max_depth = self.max_depth.max(self.depth + 1);
+            return;
+        }
         self.nested(|me| {
-            if let Expr::Call(call) = expr {
-                let callee = match call.func.as_ref() {
-                    Expr::Attribute(a) => match dotted(&call.func) {
-                        Some(d) => Some(Callee::Dotted(d)),
-                        None => Some(Callee::OnExpr(a.attr.to_string())),
-                    },
-                    f => dotted(f).map(Callee::Dotted),
-                };
-                if let Some(callee) = callee {
-                    me.raw.push(RawCall {
-                        scope: me.scope.last().copied(),
-                        callee,
-                        line: (me.lines)(call.start()),
-                    });
+            if let Expr::Call(call) = expr
+                && matches!(*call.func, Expr::Name(_) | Expr::Attribute(_))
+            {
+                // The callee written down while its nodes are in the cache.
+                let start = me.callees.len();
+                let on_expr = !calls::push_dotted(&mut me.callees, &call.func);
+                if on_expr {
+                    let Expr::Attribute(a) = call.func.as_ref() else {
+                        unreachable!("a name is dotted")
+                    };
+                    me.callees.truncate(start);
+                    me.callees.push_str(a.attr.as_str());
                 }
+                me.raw.push(RawCall {
+                    scope: me.scope.last().copied(),
+                    callee: start..me.callees.len(),
+                    on_expr,
+                    at: call.start(),
+                });
             }
             visitor::walk_expr(me, expr);
         });
-    }
-}
-
-/// `a.b.c` for a chain of attributes on a name; None for anything else.
-fn dotted(e: &Expr) -> Option<String> {
-    match e {
-        Expr::Name(n) => Some(n.id.to_string()),
-        Expr::Attribute(a) => dotted(&a.value).map(|mut s| {
-            s.push('.');
-            s.push_str(a.attr.as_str());
-            s
-        }),
-        _ => None,
     }
 }
 

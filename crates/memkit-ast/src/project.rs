@@ -1,7 +1,12 @@
 //! Files parsed together: relative imports made absolute, and calls through the import map
 //! followed to the file that defines their target, through `__init__.py` re-exports.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::{Resolution, Snapshot};
 
@@ -75,64 +80,93 @@ pub fn link(snapshots: &mut [Snapshot], modules: &[String]) {
         .enumerate()
         .map(|(i, m)| (m.as_str(), i))
         .collect();
-    let mut updates = Vec::new();
-    for (si, s) in snapshots.iter().enumerate() {
-        let init = is_init(&s.path);
-        for (ci, c) in s.calls.iter().enumerate() {
-            if c.resolution != Resolution::Import {
-                continue;
-            }
-            let abs = absolute(&c.target, &modules[si], init);
-            let found = find(snapshots, modules, &by_module, &abs, 8);
-            updates.push((si, ci, abs, found));
-        }
-    }
-    for (si, ci, abs, found) in updates {
+    let files = Files {
+        snapshots,
+        modules,
+        by_module,
+        defined: (0..snapshots.len()).map(|_| OnceLock::new()).collect(),
+    };
+    // The files are read on every core, then the calls changed.
+    let updates: Vec<_> = snapshots
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(si, s)| {
+            let init = is_init(&s.path);
+            let files = &files;
+            s.calls.iter().enumerate().filter_map(move |(ci, c)| {
+                if c.resolution != Resolution::Import {
+                    return None;
+                }
+                // Most targets are absolute already: no copy of those unless a file is found.
+                let abs = match c.target.starts_with("__rel") {
+                    true => Cow::Owned(absolute(&c.target, &modules[si], init)),
+                    false => Cow::Borrowed(c.target.as_str()),
+                };
+                match (files.find(&abs, 8), abs) {
+                    (Some(found), _) => Some((si, ci, Ok(found))),
+                    (None, Cow::Owned(abs)) => Some((si, ci, Err(abs))),
+                    (None, Cow::Borrowed(_)) => None,
+                }
+            })
+        })
+        .collect();
+    drop(files);
+    for (si, ci, update) in updates {
         let c = &mut snapshots[si].calls[ci];
-        match found {
-            Some((file, target)) => {
+        match update {
+            Ok((file, target)) => {
                 c.target = target;
                 c.target_file = Some(file);
                 c.confidence = 0.9;
             }
-            None => c.target = abs,
+            Err(abs) => c.target = abs,
         }
     }
 }
 
-/// (file, module.qualname) of the definition `name` (absolute) names, if a parsed file has it.
-fn find(
-    snapshots: &[Snapshot],
-    modules: &[String],
-    by_module: &HashMap<&str, usize>,
-    name: &str,
-    hops: u32,
-) -> Option<(String, String)> {
-    if hops == 0 {
-        return None;
-    }
-    // The longest prefix that is a parsed module; the rest is a qualified name in it.
-    let parts: Vec<&str> = name.split('.').collect();
-    for cut in (1..parts.len()).rev() {
-        let module = parts[..cut].join(".");
-        let Some(&i) = by_module.get(module.as_str()) else {
-            continue;
-        };
-        let s = &snapshots[i];
-        let rest = parts[cut..].join(".");
-        if s.functions.iter().any(|f| f.qualname == rest) {
-            return Some((s.path.clone(), format!("{module}.{rest}")));
+/// The files of a run as `find` looks them up.
+struct Files<'a> {
+    snapshots: &'a [Snapshot],
+    modules: &'a [String],
+    by_module: HashMap<&'a str, usize>,
+    /// Each file's qualified names, gathered the first time a call leads to the file.
+    defined: Vec<OnceLock<FxHashSet<&'a str>>>,
+}
+
+impl Files<'_> {
+    /// (file, module.qualname) of the definition `name` (absolute) names, if a parsed file has
+    /// it.
+    fn find(&self, name: &str, hops: u32) -> Option<(String, String)> {
+        if hops == 0 {
+            return None;
         }
-        // A name the module imports (an `__init__.py` re-export) or a submodule.
-        if let Some(q) = s.import_of(parts[cut]) {
-            let mut next = absolute(q, &modules[i], is_init(&s.path));
-            if cut + 1 < parts.len() {
-                next.push('.');
-                next.push_str(&parts[cut + 1..].join("."));
+        // The longest prefix that is a parsed module; the rest is a qualified name in it.
+        for (dot, _) in name.rmatch_indices('.') {
+            let (module, rest) = (&name[..dot], &name[dot + 1..]);
+            let Some(&i) = self.by_module.get(module) else {
+                continue;
+            };
+            let s = &self.snapshots[i];
+            let defined = self.defined[i]
+                .get_or_init(|| s.functions.iter().map(|f| f.qualname.as_str()).collect());
+            if defined.contains(rest) {
+                return Some((s.path.clone(), name.to_string()));
             }
-            return find(snapshots, modules, by_module, &next, hops - 1);
+            // A name the module imports (an `__init__.py` re-export) or a submodule.
+            let (first, tail) = match rest.split_once('.') {
+                Some((first, tail)) => (first, Some(tail)),
+                None => (rest, None),
+            };
+            if let Some(q) = s.import_of(first) {
+                let mut next = absolute(q, &self.modules[i], is_init(&s.path));
+                if let Some(tail) = tail {
+                    next.push('.');
+                    next.push_str(tail);
+                }
+                return self.find(&next, hops - 1);
+            }
+            return None;
         }
-        return None;
+        None
     }
-    None
 }

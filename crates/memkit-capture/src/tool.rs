@@ -6,19 +6,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser};
-use rayon::prelude::*;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use crate as capture;
 use crate::spool::Spool;
-use crate::transcript::{self, Parsed};
+use crate::transcript;
 use crate::{Origin, Policy, Stored};
 use memkit_core::cli::{self, Common, Input, Io, Outcome};
 use memkit_core::config::{self, Config};
 use memkit_core::hook::HookPayload;
 use memkit_core::project::{self, Project};
-use memkit_core::record::{Capture, Session};
+use memkit_core::record::Capture;
 use memkit_core::store::{self, events};
 use memkit_core::{Error, Result};
 
@@ -100,9 +99,14 @@ Transcript import rebuilds what the hooks would have recorded: typed prompts, to
 their results by tool_use_id (is_error results become PostToolUseFailure), a Stop at the end of each
 turn, subagent files (agent-*.jsonl beside the session or under <session>/subagents/) attached to
 their parent session, compaction boundaries as PreCompact, and summary lines as the title of the
-session they describe. Re-importing adds nothing. Output: one session record per session, then a
-summary record with the counts files, sessions, prompts, tool_calls, queued, duplicates, skipped,
-unpaired, bad_lines.
+session they describe. Re-importing adds nothing. Each file is stored in one transaction that also
+records its size and modification time, so a rerun reads only new or changed files: an import
+stopped anywhere (Ctrl-C, kill -9, a full disk) resumes where it stopped, and a daily import of
+~/.claude/projects reads only that day's sessions. Files are parsed on every core a batch (about 16
+MB) ahead of the store, so memory stays bounded whatever the history's size; on a terminal a
+progress bar shows the bytes done, the rate and the time left. Output: one session record per
+session read, then a summary record with the counts files, files_unchanged, sessions, prompts,
+tool_calls, queued, duplicates, skipped, unpaired, summaries, titles_set, bad_lines.
 "#;
 
 /// Record Claude Code hook events, past session transcripts and manual notes into the memkit store.
@@ -193,7 +197,7 @@ fn store_what_was_given(args: &Args, io: &mut Io, cfg: &Config) -> Result<Outcom
                     .map_err(|e| Error::input(dir.display().to_string(), None, e))?,
             );
         }
-        return import(io, cfg, &policy, &files);
+        return capture::import::run(io, cfg, &policy, &files);
     }
     match &args.input {
         Some(p) => payloads(io, cfg, &policy, p),
@@ -580,199 +584,4 @@ fn add_stored(counts: &mut BTreeMap<String, u64>, s: &Stored) {
 
 fn finish(io: &mut Io, counts: BTreeMap<String, u64>, start: Instant) -> Result<()> {
     io.summary(counts, start)
-}
-
-/// Imports transcripts: parsed in parallel, stored one file per transaction.
-fn import(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Result<Outcome> {
-    let start = Instant::now();
-    let bar = (io.stderr_tty && !io.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(files.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files {msg}")
-                .expect("template"),
-        );
-        b.set_prefix("mem-capture");
-        b
-    });
-    let mut parsed = parse_all(files)?;
-    let titles = session_titles(&parsed);
-    let summaries_found: usize = parsed.iter().map(|p| p.summaries.len()).sum();
-
-    let conn = store::open(&cfg.db_path())?;
-    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut bad = 0u64;
-    for p in &mut parsed {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-        for bl in &p.bad_lines {
-            io.warn(Error::input(
-                p.path.display().to_string(),
-                Some(bl.line),
-                &bl.msg,
-            ));
-            bad += 1;
-        }
-        *counts.entry("files".into()).or_default() += 1;
-        *counts.entry("tool_calls".into()).or_default() += p.tool_uses as u64;
-        *counts.entry("unpaired".into()).or_default() += p.unpaired as u64;
-        import_file(&conn, policy, p, &mut sessions, &mut counts)?;
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let mut titled = 0u64;
-    store::write_tx(&conn, |tx| {
-        for (sid, text) in &titles {
-            titled += store::sessions::set_title(tx, sid, text)? as u64;
-        }
-        Ok(())
-    })?;
-    let recs: Vec<Session> = sessions.into_values().collect();
-    for r in &recs {
-        *counts.entry("sessions".into()).or_default() += 1;
-        *counts.entry("prompts".into()).or_default() += r.prompts as u64;
-        *counts.entry("queued".into()).or_default() += r.queued as u64;
-        *counts.entry("duplicates".into()).or_default() += r.duplicates as u64;
-        *counts.entry("skipped".into()).or_default() += r.skipped as u64;
-    }
-    counts.insert("summaries".into(), summaries_found as u64);
-    counts.insert("titles_set".into(), titled);
-    counts.insert("bad_lines".into(), bad);
-    io.listing(
-        &recs,
-        &[
-            "session_id",
-            "project",
-            "branch",
-            "started_at",
-            "prompts",
-            "tool_calls",
-            "queued",
-            "duplicates",
-            "skipped",
-        ],
-    )?;
-    finish(io, counts, start)?;
-    if bad > 0 {
-        return Err(Error::input(
-            "transcripts",
-            None,
-            format!("{bad} bad line(s) skipped; everything else was imported"),
-        ));
-    }
-    Ok(Outcome::Ok)
-}
-
-/// Every transcript file read and parsed, in parallel; a file that cannot be read is an error.
-fn parse_all(files: &[PathBuf]) -> Result<Vec<Parsed>> {
-    let parsed: Vec<Result<Parsed>> = files
-        .par_iter()
-        .map(|f| {
-            let bytes =
-                std::fs::read(f).map_err(|e| Error::input(f.display().to_string(), None, e))?;
-            Ok(transcript::parse(f, &bytes))
-        })
-        .collect();
-    parsed.into_iter().collect()
-}
-
-/// (session, title) of each summary line: a summary describes the session holding its
-/// leafUuid, usually another file's (else its own file's session, when that has events).
-fn session_titles(parsed: &[Parsed]) -> Vec<(String, String)> {
-    let mut owner: HashMap<&str, &str> = HashMap::new();
-    for p in parsed {
-        if let Some(sid) = &p.session_id {
-            for u in &p.uuids {
-                owner.insert(u.as_str(), sid.as_str());
-            }
-        }
-    }
-    parsed
-        .iter()
-        .flat_map(|p| {
-            p.summaries.iter().filter_map(|(text, leaf)| {
-                owner
-                    .get(leaf.as_str())
-                    .map(|s| s.to_string())
-                    .or_else(|| {
-                        (!p.events.is_empty())
-                            .then(|| p.session_id.clone())
-                            .flatten()
-                    })
-                    .map(|sid| (sid, text.clone()))
-            })
-        })
-        .collect()
-}
-
-/// Stores one parsed transcript (unless its project is excluded) under its session's record.
-fn import_file(
-    conn: &Connection,
-    policy: &Policy,
-    p: &mut Parsed,
-    sessions: &mut BTreeMap<String, Session>,
-    counts: &mut BTreeMap<String, u64>,
-) -> Result<()> {
-    let Some(sid) = p.session_id.clone() else {
-        return Ok(());
-    };
-    let project = p.cwd.as_deref().map(|cwd| {
-        let mut pr = project::identify(cwd);
-        if pr.branch.is_none() {
-            pr.branch = p.branch.clone();
-        }
-        (pr, cwd.to_string())
-    });
-    if let Some((pr, dir)) = &project
-        && policy.excluded(pr, Some(dir))
-    {
-        *counts.entry("excluded".into()).or_default() += 1;
-        return Ok(());
-    }
-    let rec = sessions.entry(sid.clone()).or_insert_with(|| Session {
-        v: memkit_core::record::VERSION,
-        session_id: sid.clone(),
-        project: project.as_ref().map(|p| p.0.root.clone()),
-        branch: p.branch.clone(),
-        started_at: None,
-        files: 0,
-        prompts: 0,
-        tool_calls: 0,
-        queued: 0,
-        duplicates: 0,
-        skipped: 0,
-    });
-    rec.files += 1;
-    rec.tool_calls += p.tool_uses;
-    let start_ev = transcript::session_start(p);
-    let events = std::mem::take(&mut p.events);
-    let stored = store::write_tx(conn, |tx| {
-        let mut total = Stored::default();
-        for (payload, origin) in start_ev.iter().chain(events.iter()) {
-            let s =
-                capture::store_event(tx, policy, payload, origin, project.as_ref().map(|p| &p.0))?;
-            if payload.event.as_deref() == Some("UserPromptSubmit") {
-                rec.prompts += 1;
-            }
-            total.queued += s.queued;
-            total.duplicates += s.duplicates;
-            total.skipped.extend(s.skipped);
-        }
-        Ok(total)
-    })?;
-    if let Some(first) = events.first() {
-        let at = &first.1.at;
-        if rec.started_at.as_ref().is_none_or(|s| s > at) {
-            rec.started_at = Some(at.clone());
-        }
-    }
-    rec.queued += stored.queued;
-    rec.duplicates += stored.duplicates;
-    rec.skipped += stored.skipped.len();
-    for (tool, _) in &stored.skipped {
-        *counts.entry(format!("skipped_{tool}")).or_default() += 1;
-    }
-    Ok(())
 }

@@ -5,8 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
+use std::sync::Mutex;
 
 use memkit_ast::{Snapshot, project};
 use memkit_core::{Error, Result};
@@ -42,15 +41,8 @@ fn skipped_dir(p: &Path) -> bool {
     ) || p.join("pyvenv.cfg").is_file()
 }
 
-/// The inputs expanded: every Python file (`-` for stdin), the count of other files skipped,
-/// and the walk's errors as (root, error).
-pub struct Inputs {
-    pub files: Vec<PathBuf>,
-    pub skipped: u64,
-    pub errors: Vec<(String, String)>,
-}
-
-pub fn inputs(mut roots: Vec<PathBuf>, paths_from: Option<&Path>) -> Result<Inputs> {
+/// The paths given, then `paths_from`'s lines (`-`: stdin).
+pub fn roots(mut roots: Vec<PathBuf>, paths_from: Option<&Path>) -> Result<Vec<PathBuf>> {
     if let Some(list) = paths_from {
         let text = read(list).map_err(|e| Error::input(list.display().to_string(), None, e))?;
         roots.extend(
@@ -61,44 +53,7 @@ pub fn inputs(mut roots: Vec<PathBuf>, paths_from: Option<&Path>) -> Result<Inpu
                 .map(PathBuf::from),
         );
     }
-    let mut files = Vec::new();
-    let mut skipped = 0;
-    let mut errors = Vec::new();
-    for root in roots {
-        if root == Path::new("-") || !root.is_dir() {
-            if root == Path::new("-") || is_python(&root) {
-                files.push(root);
-            } else {
-                skipped += 1;
-            }
-            continue;
-        }
-        let walk = ignore::WalkBuilder::new(&root)
-            .follow_links(true)
-            .filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && skipped_dir(e.path())))
-            .build();
-        let mut found = Vec::new();
-        for entry in walk {
-            match entry {
-                Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
-                    if is_python(e.path()) {
-                        found.push(e.into_path());
-                    } else {
-                        skipped += 1;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => errors.push((root.display().to_string(), e.to_string())),
-            }
-        }
-        found.sort();
-        files.extend(found);
-    }
-    Ok(Inputs {
-        files,
-        skipped,
-        errors,
-    })
+    Ok(roots)
 }
 
 pub fn snapshot_of(path: &Path, stdin_name: &str) -> Snapshot {
@@ -118,11 +73,21 @@ pub fn snapshot_of(path: &Path, stdin_name: &str) -> Snapshot {
     }
 }
 
-/// Module names from the directories' `__init__.py` files.
+/// Module names from the directories' `__init__.py` files, each directory asked once (the
+/// files of a tree share their parents).
 pub fn modules(snaps: &[Snapshot]) -> Vec<String> {
+    let known = std::cell::RefCell::new(std::collections::HashMap::<String, bool>::new());
+    let is_package = |d: &str| {
+        if let Some(&p) = known.borrow().get(d) {
+            return p;
+        }
+        let p = Path::new(d).join("__init__.py").is_file();
+        known.borrow_mut().insert(d.to_string(), p);
+        p
+    };
     snaps
         .iter()
-        .map(|s| project::module_name(&s.path, |d| Path::new(d).join("__init__.py").is_file()))
+        .map(|s| project::module_name(&s.path, is_package))
         .collect()
 }
 
@@ -137,20 +102,62 @@ pub struct Parsed {
     pub walk_errors: Vec<(String, String)>,
 }
 
-/// Parses the inputs in parallel (`-` as `stdin_name`) and links their imports.
-pub fn parse(inputs: Inputs, stdin_name: &str) -> Parsed {
-    let mut snaps: Vec<Snapshot> = inputs
-        .files
-        .par_iter()
-        .map(|p| snapshot_of(p, stdin_name))
-        .collect();
+/// Parses the Python files of `roots` (`-`: stdin, named `stdin_name`; a directory: the Python
+/// files under it) on every core and links their imports. Each file is parsed as soon as the
+/// walk finds it, so the walk costs the run little; the snapshots come in the order of the
+/// roots, a directory's files sorted by path.
+pub fn parse(roots: &[PathBuf], stdin_name: &str) -> Parsed {
+    let found = Mutex::new(Vec::new());
+    let mut skipped = 0;
+    let mut walk_errors = Vec::new();
+    rayon::scope(|scope| {
+        let parse = |root: usize, path: PathBuf| {
+            let found = &found;
+            scope.spawn(move |_| {
+                let snap = snapshot_of(&path, stdin_name);
+                found.lock().unwrap().push((root, path, snap));
+            })
+        };
+        for (i, root) in roots.iter().enumerate() {
+            if root == Path::new("-") || !root.is_dir() {
+                if root == Path::new("-") || is_python(root) {
+                    parse(i, root.clone());
+                } else {
+                    skipped += 1;
+                }
+                continue;
+            }
+            let walk = ignore::WalkBuilder::new(root)
+                .follow_links(true)
+                .filter_entry(|e| {
+                    !(e.file_type().is_some_and(|t| t.is_dir()) && skipped_dir(e.path()))
+                })
+                .build();
+            for entry in walk {
+                match entry {
+                    Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
+                        if is_python(e.path()) {
+                            parse(i, e.into_path());
+                        } else {
+                            skipped += 1;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => walk_errors.push((root.display().to_string(), e.to_string())),
+                }
+            }
+        }
+    });
+    let mut found = found.into_inner().unwrap();
+    found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut snaps: Vec<Snapshot> = found.into_iter().map(|(_, _, s)| s).collect();
     let modules = modules(&snaps);
     project::link(&mut snaps, &modules);
     Parsed {
         snaps,
         modules,
-        skipped: inputs.skipped,
-        walk_errors: inputs.errors,
+        skipped,
+        walk_errors,
     }
 }
 

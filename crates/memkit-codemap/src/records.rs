@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use memkit_ast::{Call, Function, FunctionDiff, Snapshot};
@@ -87,4 +88,47 @@ impl<'a> EdgeRecord<'a> {
             call,
         }
     }
+}
+
+/// A file's records as JSON lines, as mem-ast prints them: its definitions, with `calls` one
+/// edge per call, then the file record.
+pub fn jsonl(s: &Snapshot, module: &str, calls: bool) -> Vec<u8> {
+    fn line<T: Serialize>(out: &mut Vec<u8>, rec: &T) {
+        serde_json::to_writer(&mut *out, rec).expect("records serialize to JSON");
+        out.push(b'\n');
+    }
+    let mut out =
+        Vec::with_capacity(256 * (1 + s.functions.len() + calls as usize * s.calls.len()));
+    for f in &s.functions {
+        line(&mut out, &FunctionRecord::new(&s.path, f));
+    }
+    if calls {
+        for c in &s.calls {
+            line(&mut out, &EdgeRecord::new(&s.path, c));
+        }
+    }
+    line(&mut out, &file_record(s, module));
+    out
+}
+
+/// The records of many files as JSON lines, in their order: written on every core a batch of
+/// files at a time, each batch handed to `write` whole.
+pub fn jsonl_batches<E>(
+    snaps: &[Snapshot],
+    modules: &[String],
+    calls: bool,
+    mut write: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    const BATCH: usize = 256;
+    for (s, m) in snaps.chunks(BATCH).zip(modules.chunks(BATCH)) {
+        let lines: Vec<Vec<u8>> = s
+            .par_iter()
+            .zip(m)
+            .map(|(s, m)| jsonl(s, m, calls))
+            .collect();
+        for l in &lines {
+            write(l)?;
+        }
+    }
+    Ok(())
 }

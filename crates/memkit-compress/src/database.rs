@@ -21,6 +21,8 @@ pub struct Run {
     pub summaries: bool,
     /// How long a turn without its Stop waits before it is compressed anyway.
     pub open_turn: chrono::Duration,
+    /// Told (captures done, captures waiting when the run began) after each round.
+    pub progress: Option<Box<dyn Fn(u64, u64)>>,
 }
 
 /// What a run made: the new observations (merged ones are counted, not listed) and the counts
@@ -78,7 +80,14 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     let open_turn = run.open_turn;
     let mut comp = Compressor::new(b, opts, Some(&conn));
     let mut recs: Vec<Observation> = Vec::new();
+    let waiting = match &run.progress {
+        Some(_) => queue::waiting(&conn, None)?.max(0) as u64,
+        None => 0,
+    };
     loop {
+        if let Some(tell) = &run.progress {
+            tell(counts["captures"], waiting);
+        }
         let now = store::now();
         let rows = store::write_tx(&conn, |c| {
             queue::claim(c, pid, run.sessions_per_round, &now, open_turn)

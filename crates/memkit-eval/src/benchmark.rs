@@ -94,6 +94,7 @@ fn replay(
             sessions_per_round: 1_000_000,
             summaries: false,
             open_turn: chrono::Duration::zero(),
+            progress: None,
         },
     )?;
     let elapsed = started.elapsed().as_millis() as u64;

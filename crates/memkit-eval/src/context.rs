@@ -330,6 +330,7 @@ pub(crate) fn compress(cfg: &Config) -> Result<()> {
             sessions_per_round: 1_000_000,
             summaries: true,
             open_turn: chrono::Duration::zero(),
+            progress: None,
         },
     )?;
     Ok(())

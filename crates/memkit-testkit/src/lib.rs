@@ -5,6 +5,7 @@
 //! of mem-compress.
 
 pub mod browser;
+pub mod transcripts;
 
 use std::collections::HashMap;
 
@@ -381,7 +382,7 @@ fn stem(w: &str) -> &str {
     w
 }
 
-fn fnv(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= *b as u64;

@@ -13,7 +13,7 @@ use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::{Result, store};
 use memkit_codemap::files;
-use memkit_codemap::records::{DiffRecord, EdgeRecord, FunctionRecord, file_record};
+use memkit_codemap::records::{self, DiffRecord, EdgeRecord, FunctionRecord};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-ast",
@@ -147,8 +147,8 @@ fn database(io: &mut Io) -> Result<Outcome> {
 
 fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
-    let inputs = files::inputs(args.files.clone(), args.paths_from.as_deref())?;
-    let parsed = files::parse(inputs, &args.path);
+    let roots = files::roots(args.files.clone(), args.paths_from.as_deref())?;
+    let parsed = files::parse(&roots, &args.path);
     for (root, e) in &parsed.walk_errors {
         io.warn(format!("{root}: {e}"));
     }
@@ -164,17 +164,9 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
         io.out
             .write_all(mermaid::flowchart(&diffs, &refs, true).as_bytes())?;
     } else if matches!(io.format(), Format::Jsonl | Format::Json) {
-        for (s, m) in snaps.iter().zip(&parsed.modules) {
-            for f in &s.functions {
-                io.record(&FunctionRecord::new(&s.path, f))?;
-            }
-            if args.calls {
-                for c in &s.calls {
-                    io.record(&EdgeRecord::new(&s.path, c))?;
-                }
-            }
-            io.record(&file_record(s, m))?;
-        }
+        records::jsonl_batches(snaps, &parsed.modules, args.calls, |lines| {
+            io.record_lines(lines)
+        })?;
     } else {
         let rows: Vec<FunctionRecord> = snaps
             .iter()
@@ -195,11 +187,14 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     if !args.mermaid {
         io.summary(parsed.counts(), start)?;
     }
-    Ok(if snaps.is_empty() {
+    let outcome = if snaps.is_empty() {
         Outcome::NothingFound
     } else {
         Outcome::Ok
-    })
+    };
+    // The process ends here: freeing every snapshot one by one would cost it more than exiting.
+    std::mem::forget(parsed);
+    Ok(outcome)
 }
 
 fn diff(args: &Args, old: &Path, new: &Path, io: &mut Io) -> Result<Outcome> {

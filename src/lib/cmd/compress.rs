@@ -171,12 +171,26 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
     if b.kind != Kind::Heuristic {
         io.info(format!("backend {} ({})", b.kind.name(), b.model));
     }
+    let bar = crate::render::progress_bar(
+        io,
+        "mem-compress {bar:30} {pos}/{len} captures {per_sec} ETA {eta}",
+    );
     let run = compress::database::Run {
         sessions_per_round: args.sessions_per_round,
         summaries: !args.no_summaries,
         open_turn: open_turn(cfg)?,
+        progress: bar.clone().map(|b| {
+            Box::new(move |done: u64, total: u64| {
+                b.set_length(total.max(done));
+                b.set_position(done);
+            }) as Box<dyn Fn(u64, u64)>
+        }),
     };
-    let done = compress::database::compress_queue(cfg, b, opts, &run)?;
+    let done = compress::database::compress_queue(cfg, b, opts, &run);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let done = done?;
     for w in &done.warnings {
         io.warn(w);
     }

@@ -146,6 +146,23 @@ impl Io {
         Ok(())
     }
 
+    /// Writes records already serialized as [`Io::record`] writes them in JSONL, one a line
+    /// (serialized elsewhere, on other threads), in the format asked.
+    pub fn record_lines(&mut self, lines: &[u8]) -> Result<()> {
+        if self.format == Some(Format::Json) {
+            for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                self.out
+                    .write_all(if self.written == 0 { b"[" } else { b",\n" })?;
+                self.out.write_all(line)?;
+                self.written += 1;
+            }
+        } else {
+            self.out.write_all(lines)?;
+            self.written += memchr::memchr_iter(b'\n', lines).count();
+        }
+        Ok(())
+    }
+
     /// Writes records as JSONL, or as a table of `columns` (record field names) otherwise.
     pub fn listing<T: Serialize>(&mut self, recs: &[T], columns: &[&str]) -> Result<()> {
         match self.format() {

@@ -8,6 +8,7 @@ pub mod events;
 pub mod failures;
 pub mod forget;
 pub mod functions;
+pub mod imports;
 pub mod learnings;
 pub mod observations;
 pub mod projects;

@@ -256,7 +256,7 @@ ALTER TABLE call_graph ADD COLUMN base_confidence REAL;
     r#"
 CREATE INDEX pending_file_calls ON pending_queue(session_id, event, tool_name, created_at, files);
 "#,
-    // 11 (recall): a file's edits by the file, for the PreToolUse hook's one index read (an
+    // 10 (recall): a file's edits by the file, for the PreToolUse hook's one index read (an
     // edit call names one file, so its `files` is that file's one-element list); and the
     // error signature of each failed shell call, with the observations of the failure and of
     // the edit that fixed it, written by the pipeline so error recall only reads.
@@ -276,6 +276,19 @@ CREATE TABLE failures (
 );
 CREATE INDEX failures_signature ON failures(project, signature, created_at);
 CREATE INDEX failures_unfixed ON failures(session_id) WHERE fix_obs IS NULL;
+"#,
+    // 11 (scale): the transcripts imported, so that a rerun reads only new or changed files.
+    r#"
+CREATE TABLE transcript_files (
+    path        TEXT PRIMARY KEY,
+    size        INTEGER NOT NULL,
+    mtime_ns    INTEGER NOT NULL,
+    session_id  TEXT,
+    events      INTEGER NOT NULL DEFAULT 0,
+    summaries   TEXT,
+    imported_at TEXT NOT NULL
+);
+CREATE INDEX transcript_files_pending ON transcript_files(path) WHERE summaries IS NOT NULL;
 "#,
 ];
 

@@ -311,6 +311,7 @@ impl Memory {
             sessions_per_round: 1_000_000,
             summaries: false,
             open_turn: chrono::Duration::zero(),
+            progress: None,
         };
         progress("compress", 0, 1);
         memkit_compress::database::compress_queue(
