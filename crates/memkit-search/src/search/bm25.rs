@@ -5,6 +5,8 @@
 //! ln((N − df + 0.5) / (df + 0.5)), floored just above 0 as SQLite FTS5 does: a word in half the
 //! records or more ("what", "did") then scores next to nothing, which measured better than the
 //! ln(1 + …) variant on both development sets. Statistics (N, df, avgdl) are the whole index's.
+//!
+//! [`top_k`] finds the best k without scoring every match (MaxScore), to the same results.
 
 /// The idf of a word in half the records or more.
 const IDF_FLOOR: f32 = 1e-6;
