@@ -5,15 +5,20 @@
 //! ln((N − df + 0.5) / (df + 0.5)), floored just above 0 as SQLite FTS5 does: a word in half the
 //! records or more ("what", "did") then scores next to nothing, which measured better than the
 //! ln(1 + …) variant on both development sets. Statistics (N, df, avgdl) are the whole index's.
+//!
+//! [`top_k`] finds the best k without scoring every match (MaxScore), to the same results.
 
 /// The idf of a word in half the records or more.
 const IDF_FLOOR: f32 = 1e-6;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
+
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, TERMINATED, Term};
 
 /// The two BM25 parameters (`search_bm25_k1`, `search_bm25_b`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,10 +40,11 @@ pub struct Bm25Query {
     pub params: Params,
 }
 
-impl Query for Bm25Query {
-    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+impl Bm25Query {
+    /// The query's terms with their idf over the whole index, and the field's mean length.
+    fn bm25_weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Option<Bm25Weight>> {
         let Some(first) = self.terms.first() else {
-            return Ok(Box::new(tantivy::query::EmptyWeight));
+            return Ok(None);
         };
         let field = first.field();
         let mut terms = Vec::with_capacity(self.terms.len());
@@ -71,11 +77,20 @@ impl Query for Bm25Query {
         if terms.iter().any(|t| t.1 > IDF_FLOOR) {
             terms.retain(|t| t.1 > IDF_FLOOR);
         }
-        Ok(Box::new(Bm25Weight {
+        Ok(Some(Bm25Weight {
             terms,
             params: self.params,
             avgdl: avgdl.max(f32::MIN_POSITIVE),
         }))
+    }
+}
+
+impl Query for Bm25Query {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(match self.bm25_weight(scoring)? {
+            Some(w) => Box::new(w),
+            None => Box::new(tantivy::query::EmptyWeight),
+        })
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
@@ -105,21 +120,35 @@ impl Bm25Weight {
                 }
             }
         }
-        let Params { k1, b } = self.params;
-        let norms = std::array::from_fn(|id| {
-            let len = FieldNormReader::id_to_fieldnorm(id as u8) as f32;
-            k1 * (1.0 - b + b * len / self.avgdl)
-        });
         let mut u = Union {
             cursors,
             fieldnorms,
             params: self.params,
-            norms,
+            norms: self.norms(),
             doc: 0,
         };
         u.doc = u.min_doc();
         Ok(u)
     }
+}
+
+impl Bm25Weight {
+    /// k1 × (1 − b + b × |d| / avgdl) for each of tantivy's 256 length codes.
+    fn norms(&self) -> [f32; 256] {
+        let Params { k1, b } = self.params;
+        std::array::from_fn(|id| {
+            let len = FieldNormReader::id_to_fieldnorm(id as u8) as f32;
+            k1 * (1.0 - b + b * len / self.avgdl)
+        })
+    }
+}
+
+/// One term's share of a document's score: `w` is the term's idf (times any boost), `norm` the
+/// document's entry in [`Bm25Weight::norms`].
+#[inline]
+fn term_score(w: f32, tf: u32, k1: f32, norm: f32) -> f32 {
+    let tf = tf as f32;
+    w * tf * (k1 + 1.0) / (tf + norm)
 }
 
 impl Weight for Bm25Weight {
@@ -207,11 +236,237 @@ impl Scorer for Union {
         self.cursors
             .iter()
             .filter(|c| c.0.doc() == self.doc)
-            .map(|(p, w)| {
-                let tf = p.term_freq() as f32;
-                w * tf * (k1 + 1.0) / (tf + norm)
-            })
+            .map(|(p, w)| term_score(*w, p.term_freq(), k1, norm))
             .sum()
+    }
+}
+
+/// A result as results are ordered: the higher score first, equal scores to the smaller key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked {
+    score: Score,
+    key: u64,
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    /// Greater is better.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then_with(|| other.key.cmp(&self.key))
+    }
+}
+
+/// One query term in one segment, for [`top_k`].
+struct Cursor {
+    postings: SegmentPostings,
+    idf: f32,
+    /// The query (field) the term is from: its length norms.
+    query: usize,
+    /// No document scores more on this term: tf × (k1 + 1) / (tf + norm) < k1 + 1.
+    max: f32,
+}
+
+/// The `k` best documents for `queries` (one per field; a document needs one term of one of
+/// them, its score is the sum over them) among those `filter` matches, best first, equal scores
+/// to the smaller value of the `key` fast field (`u64::MAX` for a document without one): what
+/// a `BooleanQuery` of the queries as `Should` clauses inside a `Must`, with `filter` a `Must`
+/// clause scoring 0, gives through `TopDocs` ordered by (score, smaller key), with the same
+/// scores to the bit, but without scoring every document that matches.
+///
+/// MaxScore (Turtle & Flood, 1995): once `k` documents are held, the k-th is a threshold. With
+/// the terms sorted by their bound, a prefix whose bounds add up to less than the threshold
+/// cannot bring in a document on its own: only documents holding one of the other terms are
+/// visited, and the prefix's postings are seeked for those still within reach. A document's
+/// key is read only when its score reaches the threshold.
+pub fn top_k(
+    searcher: &Searcher,
+    queries: &[Bm25Query],
+    filter: Option<&dyn Query>,
+    key: &str,
+    k: usize,
+) -> tantivy::Result<Vec<(Score, u64)>> {
+    let mut weights = Vec::with_capacity(queries.len());
+    for q in queries {
+        weights.extend(q.bm25_weight(EnableScoring::enabled_from_searcher(searcher))?);
+    }
+    let filter = match filter {
+        Some(f) => Some(f.weight(EnableScoring::disabled_from_searcher(searcher))?),
+        None => None,
+    };
+    let mut heap = BinaryHeap::with_capacity(k + 1);
+    if k > 0 && !weights.is_empty() {
+        for seg in searcher.segment_readers() {
+            segment_top_k(seg, &weights, filter.as_deref(), key, k, &mut heap)?;
+        }
+    }
+    let mut out: Vec<Ranked> = heap.into_iter().map(|r| r.0).collect();
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    Ok(out.into_iter().map(|r| (r.score, r.key)).collect())
+}
+
+fn segment_top_k(
+    seg: &SegmentReader,
+    weights: &[Bm25Weight],
+    filter: Option<&dyn Weight>,
+    key: &str,
+    k: usize,
+    heap: &mut BinaryHeap<Reverse<Ranked>>,
+) -> tantivy::Result<()> {
+    let mut cursors = Vec::new();
+    // Per query: its length norms and the segment's length codes of its field.
+    let mut fields = Vec::with_capacity(weights.len());
+    for (qi, w) in weights.iter().enumerate() {
+        let mut fieldnorms = None;
+        for (t, idf) in &w.terms {
+            let inverted = seg.inverted_index(t.field())?;
+            if let Some(p) = inverted.read_postings(t, IndexRecordOption::WithFreqs)? {
+                if fieldnorms.is_none() {
+                    fieldnorms = Some(seg.get_fieldnorms_reader(t.field())?);
+                }
+                cursors.push(Cursor {
+                    postings: p,
+                    idf: *idf,
+                    query: qi,
+                    max: idf * (w.params.k1 + 1.0),
+                });
+            }
+        }
+        fields.push((fieldnorms, w.norms(), w.params.k1));
+    }
+    if cursors.is_empty() {
+        return Ok(());
+    }
+    // Cursors stay in the exhaustive scorer's order, in which a document's score is summed
+    // (the same bits); by_max visits them by bound.
+    let mut by_max: Vec<usize> = (0..cursors.len()).collect();
+    by_max.sort_by(|&a, &b| cursors[a].max.total_cmp(&cursors[b].max));
+    // prefix[i]: the bounds of by_max[..=i] added up.
+    let prefix: Vec<f32> = by_max
+        .iter()
+        .scan(0.0f32, |acc, &i| {
+            *acc += cursors[i].max;
+            Some(*acc)
+        })
+        .collect();
+    let mut filter = match filter {
+        Some(w) => Some(w.scorer(seg, 1.0)?),
+        None => None,
+    };
+    let keys = seg
+        .fast_fields()
+        .u64(key)
+        .ok()
+        .map(|c| c.first_or_default_col(u64::MAX));
+    let alive = seg.alive_bitset();
+    let score_of = |c: &Cursor, doc: DocId| -> f32 {
+        let (norms, table, k1) = &fields[c.query];
+        let norm = table[norms.as_ref().map_or(0, |n| n.fieldnorm_id(doc)) as usize];
+        term_score(c.idf, c.postings.term_freq(), *k1, norm)
+    };
+    let threshold = |heap: &BinaryHeap<Reverse<Ranked>>| {
+        if heap.len() < k {
+            f32::NEG_INFINITY
+        } else {
+            heap.peek().map_or(f32::NEG_INFINITY, |r| r.0.score)
+        }
+    };
+    // Rounding never prunes a document that reaches the threshold: bounds are compared with
+    // a little less.
+    let cut_of = |thr: f32| thr - thr.abs() * 1e-4;
+    let mut thr = threshold(heap);
+    let mut cut = cut_of(thr);
+    // by_max[..lazy] cannot bring a document within reach on their own.
+    let mut lazy = prefix.iter().take_while(|p| **p < cut).count();
+    while lazy < by_max.len() {
+        let doc = by_max[lazy..]
+            .iter()
+            .map(|&i| cursors[i].postings.doc())
+            .min()
+            .unwrap_or(TERMINATED);
+        if doc == TERMINATED {
+            break;
+        }
+        if let Some(f) = filter.as_mut() {
+            let at = if f.doc() < doc { f.seek(doc) } else { f.doc() };
+            if at != doc {
+                if at == TERMINATED {
+                    break;
+                }
+                seek_all(&mut cursors, &by_max[lazy..], at);
+                continue;
+            }
+        }
+        if alive.is_none_or(|a| a.is_alive(doc)) {
+            let mut partial: f32 = by_max[lazy..]
+                .iter()
+                .filter(|&&i| cursors[i].postings.doc() == doc)
+                .map(|&i| score_of(&cursors[i], doc))
+                .sum();
+            // The other terms, the dearest first: the bound falls fastest.
+            let mut pruned = false;
+            for j in (0..lazy).rev() {
+                if partial + prefix[j] < cut {
+                    pruned = true;
+                    break;
+                }
+                let c = &mut cursors[by_max[j]];
+                if c.postings.doc() < doc {
+                    c.postings.seek(doc);
+                }
+                if c.postings.doc() == doc {
+                    partial += score_of(c, doc);
+                }
+            }
+            if !pruned {
+                // Every term is at or past doc: the score summed in the exhaustive order.
+                let mut score = 0.0f32;
+                for q in 0..fields.len() {
+                    let s: f32 = cursors
+                        .iter()
+                        .filter(|c| c.query == q && c.postings.doc() == doc)
+                        .map(|c| score_of(c, doc))
+                        .sum();
+                    score += s;
+                }
+                if heap.len() < k || score >= thr {
+                    let key = keys.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
+                    let r = Ranked { score, key };
+                    if heap.len() < k {
+                        heap.push(Reverse(r));
+                    } else if heap.peek().is_some_and(|w| r > w.0) {
+                        heap.pop();
+                        heap.push(Reverse(r));
+                    }
+                    let t = threshold(heap);
+                    if t > thr {
+                        thr = t;
+                        cut = cut_of(thr);
+                        lazy = prefix.iter().take_while(|p| **p < cut).count();
+                    }
+                }
+            }
+        }
+        seek_all(&mut cursors, &by_max[lazy..], doc + 1);
+    }
+    Ok(())
+}
+
+/// Moves the cursors `which` to their first document at or after `to`.
+fn seek_all(cursors: &mut [Cursor], which: &[usize], to: DocId) {
+    for &i in which {
+        let p = &mut cursors[i].postings;
+        if p.doc() < to {
+            p.seek(to);
+        }
     }
 }
 
@@ -302,5 +557,152 @@ mod tests {
         // b = 0: length does not matter, so the same match scores the same everywhere.
         let s = scores(&["x a", "x a b c d e f g"], "x", Params { k1: 1.2, b: 0.0 });
         assert!((s[0] - s[1]).abs() < 1e-6);
+    }
+
+    /// Today's exhaustive search, which top_k must equal: the queries OR-ed, the filters as
+    /// required clauses scoring 0, every match scored and ordered by (score, smaller key).
+    fn exhaustive(
+        searcher: &tantivy::Searcher,
+        queries: &[Bm25Query],
+        filter: Option<Box<dyn Query>>,
+        k: usize,
+    ) -> Vec<(f32, u64)> {
+        use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur};
+        let lexical = queries
+            .iter()
+            .map(|q| (Occur::Should, Box::new(q.clone()) as Box<dyn Query>))
+            .collect();
+        let mut must: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Must, Box::new(BooleanQuery::new(lexical)))];
+        if let Some(f) = filter {
+            must.push((Occur::Must, Box::new(ConstScoreQuery::new(f, 0.0))));
+        }
+        let top = TopDocs::with_limit(k).tweak_score(|seg: &SegmentReader| {
+            let keys = seg
+                .fast_fields()
+                .u64("key")
+                .ok()
+                .map(|c| c.first_or_default_col(u64::MAX));
+            move |doc: DocId, score: Score| {
+                let key = keys.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
+                (score, std::cmp::Reverse(key))
+            }
+        });
+        searcher
+            .search(&BooleanQuery::new(must), &top)
+            .unwrap()
+            .into_iter()
+            .map(|((s, k), _)| (s, k.0))
+            .collect()
+    }
+
+    /// Records of the retrieval fixtures' real text, recombined by the bench's generator into
+    /// 12 projects, each also stored twice more word for word (equal scores, decided by key),
+    /// indexed by the real indexer in two runs (two segments at least) with some records
+    /// re-indexed in the second (deleted documents).
+    fn corpus_index(dir: &std::path::Path) -> (crate::index::bm25::Bm25, Vec<memkit_testkit::Obs>) {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/retrieval");
+        let mut base = Vec::new();
+        for set in ["qmsum-mini", "musique-mini"] {
+            let text = std::fs::read_to_string(root.join(set).join("corpus.jsonl")).unwrap();
+            for line in text.lines().take(1500) {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let t = v["text"].as_str().unwrap_or_default();
+                let title: String = t.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+                base.push(memkit_testkit::Obs {
+                    session_id: "s".into(),
+                    kind: "discovery".into(),
+                    tool_name: "Read".into(),
+                    title,
+                    summary: t.to_string(),
+                    tags: vec![set.to_string()],
+                    concepts: vec![v["scope"].as_str().unwrap_or("x").to_lowercase()],
+                    ..Default::default()
+                });
+            }
+        }
+        let mut obs = memkit_testkit::corpus(&base, 4000, 42, 12);
+        let twins: Vec<_> = obs.iter().step_by(97).cloned().collect();
+        obs.extend(twins.iter().cloned());
+        obs.extend(twins);
+        let layout = crate::index::Layout::new(dir);
+        let mut conn = memkit_core::store::open(&dir.join("mem.db")).unwrap();
+        let opts = crate::index::Options {
+            threads: 1,
+            ..Default::default()
+        };
+        let (first, second) = obs.split_at(obs.len() * 2 / 3);
+        let ids = memkit_testkit::insert(&mut conn, first).unwrap();
+        crate::index::update(&conn, &layout, &opts).unwrap();
+        memkit_testkit::insert(&mut conn, second).unwrap();
+        for id in ids.iter().step_by(13) {
+            let mut o = memkit_core::store::observations::get(&conn, *id)
+                .unwrap()
+                .unwrap();
+            o.summary.push_str(" revised");
+            memkit_core::store::observations::update(&conn, &o, "2099-01-01T00:00:00.000Z")
+                .unwrap();
+        }
+        crate::index::update(&conn, &layout, &opts).unwrap();
+        (crate::index::bm25::Bm25::open(&layout.bm25()).unwrap(), obs)
+    }
+
+    #[test]
+    fn pruned_top_k_equals_scoring_every_match_with_filters_and_ties() {
+        use crate::search::{Filters, bm25_filter, query_terms};
+        let dir = tempfile::tempdir().unwrap();
+        let (b, obs) = corpus_index(dir.path());
+        let searcher = b.reader.searcher();
+        let segs = searcher.segment_readers();
+        assert!(segs.len() > 1 && segs.iter().any(|s| s.num_deleted_docs() > 0));
+        let words: Vec<&str> = obs
+            .iter()
+            .flat_map(|o| o.summary.split_whitespace())
+            .filter(|w| w.chars().all(char::is_alphanumeric))
+            .collect();
+        let mut rng = memkit_testkit::Rng(7);
+        let (mut full, mut ties) = (false, false);
+        for i in 0..400 {
+            let n = 1 + rng.below(5);
+            let text: Vec<&str> = (0..n).map(|_| words[rng.below(words.len())]).collect();
+            let text = text.join(" ");
+            let o = &obs[rng.below(obs.len())];
+            let mut f = Filters::default();
+            match i % 6 {
+                1 => f.projects = o.project.clone().map(|p| vec![p, "/elsewhere".into()]),
+                2 => f.kinds = vec![o.kind.clone()],
+                3 => f.tags = o.tags.clone(),
+                4 => f.session = Some(o.session_id.clone()),
+                5 => {
+                    let t = crate::index::time_ms(&o.created_at);
+                    f.after_ms = Some(t - 40 * 86_400_000);
+                    f.before_ms = Some(t);
+                }
+                _ => {}
+            }
+            let params = if i % 5 == 4 {
+                Params { k1: 2.0, b: 0.3 }
+            } else {
+                Params::default()
+            };
+            let queries: Vec<Bm25Query> = [b.fields.text, b.fields.exact]
+                .into_iter()
+                .map(|field| Bm25Query {
+                    terms: query_terms(&b, field, &text).unwrap(),
+                    params,
+                })
+                .filter(|q| !q.terms.is_empty())
+                .collect();
+            let filter = bm25_filter(&b, &f).unwrap();
+            for k in [1, 10, 100] {
+                let want = exhaustive(&searcher, &queries, bm25_filter(&b, &f).unwrap(), k);
+                let got = top_k(&searcher, &queries, filter.as_deref(), "key", k).unwrap();
+                assert_eq!(got, want, "query {text:?}, filters {f:?}, k {k}");
+                full |= want.len() == k && k > 10;
+                ties |= want.windows(2).any(|w| w[0].0 == w[1].0);
+            }
+        }
+        assert!(full && ties, "full {full}, ties {ties}");
     }
 }

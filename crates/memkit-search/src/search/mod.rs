@@ -22,10 +22,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde::Serialize;
 use tantivy::Term;
-use tantivy::collector::TopDocs;
-use tantivy::query::{
-    BooleanQuery, ConstScoreQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery,
-};
+use tantivy::query::{BooleanQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::Bm25;
@@ -1206,8 +1203,8 @@ fn query_terms(b: &Bm25, field: tantivy::schema::Field, text: &str) -> Result<Ve
 }
 
 /// BM25 candidates from tantivy: the query's analysed terms, OR-ed, scored by [`bm25`] over the
-/// one searchable field (no query syntax: user text never reaches a parser), with the filters as
-/// required clauses that add nothing to the score.
+/// searchable fields (no query syntax: user text never reaches a parser), among the records the
+/// filters let through.
 fn bm25_search(
     b: &Bm25,
     text: &str,
@@ -1216,20 +1213,37 @@ fn bm25_search(
     params: bm25::Params,
 ) -> Result<Vec<(u64, f64)>> {
     let fields = &b.fields;
-    let mut lexical: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
+    let mut lexical = Vec::new();
     for field in [fields.text, fields.exact] {
         let terms = query_terms(b, field, text)?;
         if !terms.is_empty() {
-            lexical.push((Occur::Should, Box::new(bm25::Bm25Query { terms, params })));
+            lexical.push(bm25::Bm25Query { terms, params });
         }
     }
     if lexical.is_empty() {
         return Ok(vec![]);
     }
-    let mut must: Vec<(Occur, Box<dyn TantivyQuery>)> =
-        vec![(Occur::Must, Box::new(BooleanQuery::new(lexical)))];
+    let Some(filter) = bm25_filter(b, f) else {
+        return Ok(vec![]);
+    };
+    let searcher = b.reader.searcher();
+    // Equal scores go to the smaller key, whatever segment a record landed in: the same
+    // records come back after a rebuild.
+    let top = bm25::top_k(&searcher, &lexical, filter.as_deref(), "key", k)
+        .map_err(|e| crate::index::index_err("bm25 search", e))?;
+    Ok(top
+        .into_iter()
+        .filter(|(_, key)| *key != u64::MAX)
+        .map(|(score, key)| (key, score as f64))
+        .collect())
+}
+
+/// The filters as one tantivy query (`Some(None)`: none), `None` when nothing can pass.
+fn bm25_filter(b: &Bm25, f: &Filters) -> Option<Option<Box<dyn TantivyQuery>>> {
+    let fields = &b.fields;
+    let mut must: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
     let any_of = |field, vals: &[String]| -> Box<dyn TantivyQuery> {
-        let q = BooleanQuery::new(
+        Box::new(BooleanQuery::new(
             vals.iter()
                 .map(|v| {
                     (
@@ -1241,12 +1255,11 @@ fn bm25_search(
                     )
                 })
                 .collect(),
-        );
-        Box::new(ConstScoreQuery::new(Box::new(q), 0.0))
+        ))
     };
     if let Some(ps) = &f.projects {
         if ps.is_empty() {
-            return Ok(vec![]);
+            return None;
         }
         must.push((Occur::Must, any_of(fields.project, ps)));
     }
@@ -1268,32 +1281,9 @@ fn bm25_search(
             .before_ms
             .map(|a| Bound::Included(Term::from_field_i64(fields.created, a)))
             .unwrap_or(Bound::Unbounded);
-        let range = Box::new(RangeQuery::new(lo, hi));
-        must.push((Occur::Must, Box::new(ConstScoreQuery::new(range, 0.0))));
+        must.push((Occur::Must, Box::new(RangeQuery::new(lo, hi))));
     }
-    let query = BooleanQuery::new(must);
-    let searcher = b.reader.searcher();
-    // Equal scores go to the smaller key, whatever segment a record landed in: the same
-    // records come back after a rebuild.
-    let by_score_then_key = TopDocs::with_limit(k).tweak_score(|seg: &tantivy::SegmentReader| {
-        let keys = seg
-            .fast_fields()
-            .u64("key")
-            .ok()
-            .map(|c| c.first_or_default_col(u64::MAX));
-        move |doc: tantivy::DocId, score: tantivy::Score| {
-            let key = keys.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
-            (score, std::cmp::Reverse(key))
-        }
-    });
-    let top = searcher
-        .search(&query, &by_score_then_key)
-        .map_err(|e| crate::index::index_err("bm25 search", e))?;
-    Ok(top
-        .into_iter()
-        .filter(|((_, key), _)| key.0 != u64::MAX)
-        .map(|((score, key), _)| (key.0, score as f64))
-        .collect())
+    Some((!must.is_empty()).then(|| Box::new(BooleanQuery::new(must)) as Box<dyn TantivyQuery>))
 }
 
 fn one_line(s: &str, max: usize) -> String {
