@@ -229,9 +229,13 @@ fn main() {
                 "release workflow",
             ] {
                 let hits = |home: &Path| {
-                    let out = stage_cmd(home, "mem-search", &["--format", "jsonl", "-n", "20", q])
-                        .output()
-                        .unwrap();
+                    let out = stage_cmd(
+                        home,
+                        "mem-search",
+                        &["--all-projects", "--format", "jsonl", "-n", "20", q],
+                    )
+                    .output()
+                    .unwrap();
                     assert!(
                         out.status.success(),
                         "{}",

@@ -55,6 +55,7 @@ pub const KINDS: &[&str] = &[
     "function_map",
     "call_graph",
     "ast_files",
+    "transcript_files",
     "learnings",
     "events",
     "projects",
@@ -326,6 +327,9 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
             &["file_path", "caller", "callee", "target"][..],
         ),
         ("ast_files", &["file_path", "reason"][..]),
+        // A forgotten session's transcript is no longer "imported": a later import reads it
+        // again, as it would have before imports were recorded.
+        ("transcript_files", &["path", "summaries"][..]),
     ] {
         let by_session =
             format!("DELETE FROM {table} WHERE session_id IN (SELECT session_id FROM f_sessions)");
@@ -362,6 +366,16 @@ fn forget_in(c: &Connection, target: &Target) -> Result<Forgot> {
     );
     if let Target::Project(roots) = target {
         for root in roots {
+            // Claude Code keeps a project's transcripts in a folder named after its path
+            // (`/home/me/app` -> `-home-me-app`), files without a session included.
+            let folder = format!("/{}/", root.replace(['/', '.'], "-"));
+            add(
+                "transcript_files",
+                c.execute(
+                    "DELETE FROM transcript_files WHERE instr(path, ?1) > 0",
+                    [&folder],
+                )?,
+            );
             add(
                 "projects",
                 c.execute("DELETE FROM projects WHERE full_path = ?1", [root])?,
