@@ -60,16 +60,10 @@ fn main() {
         .unwrap_or_else(|_| tmp.path().join("projects"));
     let t = Instant::now();
     let h = if hist.join("DONE").is_file() {
-        let bytes: u64 = memkit_testkit::transcripts::jsonl_files(&hist)
-            .unwrap()
-            .iter()
-            .map(|f| f.metadata().unwrap().len())
-            .sum();
+        let files = memkit_capture::transcript::find_files(&hist).unwrap();
         memkit_testkit::transcripts::History {
-            files: memkit_testkit::transcripts::jsonl_files(&hist)
-                .unwrap()
-                .len(),
-            bytes,
+            files: files.len(),
+            bytes: files.iter().map(|f| f.metadata().unwrap().len()).sum(),
             replicas: 0,
         }
     } else {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
+use memkit_capture::transcript::find_files;
 use rayon::prelude::*;
 use regex::{Captures, Regex};
 
@@ -47,7 +48,7 @@ pub fn history(
     days_ago: i64,
 ) -> std::io::Result<History> {
     let mut sources: Vec<(String, PathBuf, String)> = Vec::new();
-    for f in jsonl_files(src)? {
+    for f in find_files(src)? {
         let text = String::from_utf8_lossy(&std::fs::read(&f)?).into_owned();
         // The project folder is the first named like Claude Code's (`-home-me-app`), else the
         // file's own folder; what is below it (a session's subagents) is kept.
@@ -146,24 +147,6 @@ pub fn history(
     })
 }
 
-/// Every `.jsonl` file under `dir`, sorted.
-pub fn jsonl_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d)? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,7 +160,7 @@ mod tests {
         let hb = history(&src, &b, 25_000_000, 7, 5, 3 * 365, 0).unwrap();
         assert_eq!(ha, hb);
         assert!(ha.replicas >= 3 && ha.bytes >= 25_000_000, "{ha:?}");
-        let names = jsonl_files(&a).unwrap();
+        let names = find_files(&a).unwrap();
         assert_eq!(names.len(), ha.files);
         // Each replica is its own set of sessions, and a subagent's file still names its
         // parent's (new) session.
@@ -190,7 +173,7 @@ mod tests {
             }
             ids.len()
         };
-        let src_files = jsonl_files(&src).unwrap();
+        let src_files = find_files(&src).unwrap();
         assert_eq!(
             sessions(&mut names.iter().cloned()),
             ha.replicas * sessions(&mut src_files.into_iter())
