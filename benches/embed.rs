@@ -22,21 +22,10 @@ use std::time::Instant;
 use memkit::embed::{self, Embedder};
 use serde_json::Value;
 
-/// `$var`, else `default` under $HOME.
-fn env_path(var: &str, default: &str) -> PathBuf {
-    std::env::var(var)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(default))
-}
-
-fn models() -> PathBuf {
-    env_path("MEM_MODELS", ".cache/memkit/models")
-}
+use common::models;
 
 fn python() -> PathBuf {
-    env_path("MEMKIT_TEST_PYTHON", ".cache/memkit/venv/bin/python")
+    common::env_path("MEMKIT_TEST_PYTHON", ".cache/memkit/venv/bin/python")
 }
 
 /// One process run: wall ms, peak RSS MiB, stdout, stderr. Reaped by wait4 for its rusage.

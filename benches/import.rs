@@ -13,20 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn models() -> PathBuf {
-    std::env::var("MEM_MODELS")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/memkit/models")
-        })
-}
-
 fn stage_cmd(home: &Path, tool: &str, args: &[&str]) -> Command {
     let mut c = common::cmd(home, tool);
     c.args(args)
-        .env("MEM_MODELS", models())
+        .env("MEM_MODELS", common::models())
         .env("MEM_EMBED_MODEL", "minilm-l6");
     c
 }

@@ -14,6 +14,20 @@ pub fn bin(name: &str) -> PathBuf {
     p
 }
 
+/// `$var`, else `default` under $HOME.
+pub fn env_path(var: &str, default: &str) -> PathBuf {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(default))
+}
+
+/// Where the models and the ONNX runtime are ($MEM_MODELS, as the tools read it).
+pub fn models() -> PathBuf {
+    env_path("MEM_MODELS", ".cache/memkit/models")
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
