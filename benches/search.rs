@@ -12,7 +12,10 @@
 //! which costs what ms-marco-MiniLM-L-6-v2 does).
 //!
 //! MEMKIT_BENCH_HOME=DIR keeps the data home in DIR for profiling; a DIR already holding a
-//! corpus is measured again without being rebuilt.
+//! corpus is measured again without being rebuilt. MEMKIT_BENCH_RECALL_ONLY=1 prints only the
+//! vector index's recall against comparing every vector (DIR/mem may be any kept store with a
+//! `bench-queries.txt`, e.g. one `mem-eval retrieval --keep` left: its cached query vectors are
+//! the queries).
 
 mod common;
 
@@ -224,6 +227,29 @@ fn measure(home: &Path, n: usize) {
         let name = format!("{what}: bytes per observation");
         common::figure("search", n64, &name, per, "B", common::Budget::None, None);
     }
+    if std::env::var_os("MEMKIT_BENCH_RECALL_ONLY").is_some() {
+        for k in [10, 100] {
+            println!(
+                "vector index recall@{k} against exact: {:.3}",
+                recall(&home, &queries, k)
+            );
+        }
+        return;
+    }
+    let r = recall(&home, &queries, 100);
+    println!(
+        "vector index: {:.1}% of the exact top 100 (every stored vector compared)",
+        100.0 * r
+    );
+    common::figure(
+        "search",
+        n64,
+        "vector index recall@100 against exact",
+        r,
+        "",
+        common::Budget::Min(0.95),
+        None,
+    );
     let project = ["--project", "/bench/project-3"];
     let (p50, p90, rss, found) = run_many(
         &home,
@@ -293,6 +319,65 @@ fn measure(home: &Path, n: usize) {
         }
         std::fs::remove_file(home.join("config.toml")).unwrap();
     }
+}
+
+/// The share of the exact top `k` (every stored vector compared at f32, a record by its best
+/// window) that the vector index returns for the bench's queries.
+fn recall(home: &Path, queries: &[String], k: usize) -> f64 {
+    let conn = memkit::store::open(&home.join("mem.db")).unwrap();
+    let layout = Layout::new(home);
+    let st = layout.load_state().unwrap();
+    let vs = &st.vectors[0];
+    let v = memkit::index::vectors::Vectors::view(&layout.dir, vs).unwrap();
+    let all = memkit::store::embeddings::all(&conn, &vs.model, vs.dim).unwrap();
+    let (mut found, mut total) = (0, 0);
+    // The bench's queries on its hashed vectors; on a kept store of a real model (e.g. one
+    // `mem-eval retrieval --keep` left), every 20th cached vector that is no record's.
+    let qvs: Vec<Vec<f32>> = if vs.model == synth::HASH_MODEL {
+        queries
+            .iter()
+            .map(|q| {
+                let text =
+                    memkit::embed::query_text(None, Some(memkit::embed::SEARCH_QUERY_KIND), q);
+                synth::hash_embed(&text, vs.dim)
+            })
+            .collect()
+    } else {
+        let mut st = conn
+            .prepare(
+                "SELECT vector FROM embedding_cache WHERE model = ?1 AND dim = ?2 \
+                 AND text_hash NOT IN (SELECT content_hash FROM embeddings)",
+            )
+            .unwrap();
+        st.query_map(rusqlite::params![vs.model, vs.dim as i64], |r| {
+            r.get::<_, Vec<u8>>(0)
+        })
+        .unwrap()
+        .map(|b| memkit::store::embeddings::from_blob(&b.unwrap()))
+        .step_by(20)
+        .collect()
+    };
+    for qv in qvs {
+        let mut exact: Vec<(u64, f32)> = all
+            .iter()
+            .filter_map(|(kind, id, v)| {
+                Some((
+                    memkit::store::vector_key(kind, *id),
+                    memkit_search::text::best_window(&qv, v)?,
+                ))
+            })
+            .collect();
+        exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let got: std::collections::HashSet<u64> = v
+            .search(&qv, k, None)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        total += k.min(exact.len());
+        found += exact.iter().take(k).filter(|x| got.contains(&x.0)).count();
+    }
+    found as f64 / total.max(1) as f64
 }
 
 /// Bytes of a file, or of every file under a directory.

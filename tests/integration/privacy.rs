@@ -1,5 +1,5 @@
 //! `mem forget` and `mem-prune` on the fixture transcripts, run through the real binaries
-//! (import, `mem pipeline` with a real embedding model, tantivy and usearch indexes), checked on
+//! (import, `mem pipeline` with a real embedding model, tantivy and vector indexes), checked on
 //! the database file, its WAL and the index files themselves.
 
 use std::collections::{BTreeMap, BTreeSet};

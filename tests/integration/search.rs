@@ -104,11 +104,7 @@ fn rebuild_then_check_reports_no_difference_and_incremental_follows_the_database
         "{recs:?}"
     );
     assert!(env.home().join("index/bm25/meta.json").exists());
-    assert!(
-        env.home()
-            .join(format!("index/{vec_name}.usearch"))
-            .exists()
-    );
+    assert!(env.home().join(format!("index/{vec_name}.vec")).exists());
 
     let (code, recs) = check(&env);
     assert_eq!(code, Some(0), "{recs:?}");

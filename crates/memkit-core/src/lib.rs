@@ -3,7 +3,7 @@
 //! Errors, settings (`config`), project identity, the hook payload, the records on the wire
 //! (`record`, the JSONL contract), the SQLite store (`store`: the only place SQL is written) and
 //! the CLI conventions (`cli`: formats, diagnostics, exit codes, the input reader). Nothing here
-//! depends on the search side (tantivy, usearch, ONNX Runtime) or on any other memkit crate.
+//! depends on the search side (tantivy, the vector index, ONNX Runtime) or on any other memkit crate.
 
 pub mod cli;
 pub mod config;

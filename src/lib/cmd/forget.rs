@@ -111,7 +111,7 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     }
     if !args.dry_run && done.total() > 0 {
         // The indexes hold the forgotten terms and vectors (deleted documents linger in
-        // tantivy's segments and usearch's graph): they are built again from what is left.
+        // tantivy's segments and the vector files): they are built again from what is left.
         let layout = Layout::new(&home);
         if layout.state().exists() || layout.bm25().exists() {
             let mut opts = Options {

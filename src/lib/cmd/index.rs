@@ -34,8 +34,10 @@ pub const TOOL: super::Tool = super::Tool {
 const DETAILS: &str = r#"
 Indexes live in $MEM_HOME/index/: bm25/ (tantivy, English stemming over title, summary, detail,
 facts, concepts, tags and file paths; project, type, session, tags and time as filter fields),
-vectors-<model>-<dim>.usearch (usearch HNSW, cosine, one per model and dimension found in the
-embeddings table, keyed by store::vector_key, with a .keys list beside it) and state.json (how far
+vectors-<model>-<dim>.vec (cosine, one per model and dimension found in the embeddings table,
+keyed by store::vector_key: each vector's key and sign bits, scanned whole by a search, with the
+vectors themselves in a .vec.data file beside it; a .delta.vec holds what later runs added until it
+is merged) and state.json (how far
 each index got: the largest observations.updated_at and embeddings.created_at indexed, the session
 summaries' hashes, the known tags).
 
@@ -52,7 +54,7 @@ summary record. --check writes one index record per index with missing, extra an
 keys, and exits 1 when any index differs from the database.
 "#;
 
-/// Keep the BM25 (tantivy) and vector (usearch) indexes in step with the memkit database.
+/// Keep the BM25 (tantivy) and vector indexes in step with the memkit database.
 #[derive(Debug, Parser)]
 #[command(name = "mem-index", version, long_about = None)]
 pub struct Args {

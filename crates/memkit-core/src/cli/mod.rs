@@ -338,7 +338,7 @@ pub struct Tool {
 /// flattens [`Common`] (`#[command(flatten)] common: Common`), read here from the same matches.
 pub fn main<A: clap::Parser>(prog: &'static str, run: fn(A, &mut Io) -> Result<Outcome>) -> ! {
     // Memories, logs, spooled payloads and indexes are the user's alone: whatever creates a
-    // file (tantivy, usearch and SQLite included) creates it 0600, a directory 0700.
+    // file (tantivy, the vector index and SQLite included) creates it 0600, a directory 0700.
     // SAFETY: umask only sets the process's file mode mask; it cannot fail.
     unsafe {
         libc::umask(0o077);

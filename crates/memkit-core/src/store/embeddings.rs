@@ -195,6 +195,27 @@ pub fn all(conn: &Connection, model: &str, dim: usize) -> Result<Vec<(String, i6
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Every vector of (model, dim) with its owner, one at a time in owner order, so that a
+/// million are never held at once; stops where `f` returns false.
+pub fn each(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    mut f: impl FnMut(String, i64, Vec<f32>) -> Result<bool>,
+) -> Result<()> {
+    let mut st = conn.prepare(
+        "SELECT owner_kind, owner_id, vector FROM embeddings WHERE model = ?1 AND dim = ?2
+          ORDER BY owner_kind, owner_id",
+    )?;
+    let mut rows = st.query(params![model, dim as i64])?;
+    while let Some(r) = rows.next()? {
+        if !f(r.get(0)?, r.get(1)?, from_blob(&r.get::<_, Vec<u8>>(2)?))? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// How many owners have a vector for (model, dim).
 pub fn count(conn: &Connection, model: &str, dim: usize) -> Result<usize> {
     let n: i64 = conn.query_row(

@@ -130,7 +130,14 @@ pub const COLS: &str = "id, session_id, project, type, title, summary, detail, f
     tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
     is_manual, created_at, external_id";
 
-/// An observation row selected with [`COLS`] as its record.
+/// [`COLS`] with the long columns (detail, facts, concepts, functions changed) read as empty:
+/// what ranking and filtering a search's candidates needs, without copying and parsing what
+/// only the hits shown print.
+pub const BRIEF_COLS: &str = "id, session_id, project, type, title, summary, NULL, '[]', '[]',
+    tags, files_read, files_modified, '[]', tokens_raw, tokens_compressed,
+    is_manual, created_at, external_id";
+
+/// An observation row selected with [`COLS`] (or [`BRIEF_COLS`]) as its record.
 pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
     Ok(Observation {
         v: crate::record::VERSION,
@@ -162,7 +169,16 @@ fn select(
     filter: &str,
     params: impl rusqlite::Params,
 ) -> Result<Vec<Observation>> {
-    let mut st = conn.prepare(&format!("SELECT {COLS} FROM observations WHERE {filter}"))?;
+    select_cols(conn, COLS, filter, params)
+}
+
+fn select_cols(
+    conn: &Connection,
+    cols: &str,
+    filter: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Observation>> {
+    let mut st = conn.prepare(&format!("SELECT {cols} FROM observations WHERE {filter}"))?;
     let rows = st.query_map(params, from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -202,6 +218,13 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<Observation
 pub fn by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Observation>> {
     by_chunks(ids, 500, |list| {
         select(conn, &format!("id IN ({list})"), [])
+    })
+}
+
+/// [`by_ids`] with [`BRIEF_COLS`].
+pub fn briefs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Observation>> {
+    by_chunks(ids, 500, |list| {
+        select_cols(conn, BRIEF_COLS, &format!("id IN ({list})"), [])
     })
 }
 

@@ -293,10 +293,10 @@ CREATE INDEX transcript_files_pending ON transcript_files(path) WHERE summaries 
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
-// vectors use the session's SQLite rowid as `owner_id`. A usearch key packs the owner kind in
+// vectors use the session's SQLite rowid as `owner_id`. A vector index key packs the owner kind in
 // its top byte (see `vector_key`) so one index per model and dimension holds every kind.
 
-/// The usearch key of an owner: kind tag (observation 1, session 2, learning 3) in the top
+/// The index key of an owner: kind tag (observation 1, session 2, learning 3) in the top
 /// byte, the integer id below it.
 pub fn vector_key(owner_kind: &str, owner_id: i64) -> u64 {
     let tag: u64 = match owner_kind {

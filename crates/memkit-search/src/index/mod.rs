@@ -1,6 +1,6 @@
 //! The search indexes kept beside the database (ARCHITECTURE.md §4): a tantivy BM25 index
-//! (`$MEM_HOME/index/bm25/`) and one usearch HNSW index per embedding model and dimension
-//! (`$MEM_HOME/index/vectors-<model>-<dim>.usearch`), plus `state.json` recording how far each
+//! (`$MEM_HOME/index/bm25/`) and one scanned vector index ([`flat`]) per embedding model and
+//! dimension (`$MEM_HOME/index/vectors-<model>-<dim>.vec`), plus `state.json` recording how far each
 //! was brought up to date. The database is the source of truth: an index that is missing,
 //! unreadable or without its state is rebuilt from it, never trusted.
 //!
@@ -8,6 +8,7 @@
 //! `vector_key("session", rowid)`); learnings once their table exists.
 
 pub mod bm25;
+pub mod flat;
 pub mod vectors;
 
 use std::collections::{BTreeMap, HashSet};
@@ -114,7 +115,7 @@ impl Layout {
     pub fn state(&self) -> PathBuf {
         self.dir.join("state.json")
     }
-    /// `vectors-<model>-<dim>.usearch`, the model name made file-safe.
+    /// `vectors-<model>-<dim>.vec`, the model name made file-safe.
     pub fn vector_file(model: &str, dim: usize) -> String {
         let safe: String = model
             .chars()
@@ -126,7 +127,7 @@ impl Layout {
                 }
             })
             .collect();
-        format!("vectors-{safe}-{dim}.usearch")
+        format!("vectors-{safe}-{dim}.vec")
     }
 
     /// Reads the state; `None` when missing or unreadable (then nothing is trusted).
@@ -317,6 +318,16 @@ pub fn learning_ids<'a>(keys: impl IntoIterator<Item = &'a u64>) -> Vec<i64> {
 /// The records of `keys` (observations, sessions and active learnings), in no particular
 /// order; keys whose record is gone are skipped.
 pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
+    docs_of(conn, keys, false)
+}
+
+/// [`load_docs`] with each observation's detail, facts and concepts left empty (a search
+/// reads them for the hits it shows only).
+pub fn load_briefs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
+    docs_of(conn, keys, true)
+}
+
+fn docs_of(conn: &Connection, keys: &[u64], brief: bool) -> Result<Vec<Doc>> {
     let (obs, ses) = split_keys(keys);
     let mut out = Vec::with_capacity(keys.len());
     out.extend(
@@ -325,11 +336,12 @@ pub fn load_docs(conn: &Connection, keys: &[u64]) -> Result<Vec<Doc>> {
             .filter(|l| l.is_active)
             .map(Doc::of_learning),
     );
-    out.extend(
+    let rows = if brief {
+        observations::briefs_by_ids(conn, &obs)?
+    } else {
         observations::by_ids(conn, &obs)?
-            .into_iter()
-            .map(Doc::of_observation),
-    );
+    };
+    out.extend(rows.into_iter().map(Doc::of_observation));
     out.extend(
         sessions::summaries_by_rowids(conn, &ses)?
             .into_iter()
@@ -425,7 +437,7 @@ pub const MAX_THREADS: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Options {
     pub rebuild: bool,
-    /// usearch storage: `f32`, `f16` or `i8`.
+    /// How the vector index stores its vectors: `f32`, `f16` or `i8`.
     pub quantization: String,
     /// Writer heap for tantivy, bytes.
     pub heap: usize,

@@ -1,59 +1,48 @@
-//! usearch HNSW indexes (cosine), one per embedding model and dimension, keyed by
-//! `store::vector_key`. Each `.usearch` file has a `.keys` sidecar (little-endian u64 keys)
-//! because usearch cannot list its keys; the sidecar is checked against the index on load.
+//! Vector indexes (cosine), one per embedding model and dimension, keyed by
+//! `store::vector_key`: a main file and a delta beside it, each a [`flat`] index (the keys are
+//! in the file, a long record's windows each a row of their own).
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use rusqlite::Connection;
-use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
+use super::flat::{self, Kind, Part, Writer};
 use super::{Check, Layout, Options, Report, State, VectorState, index_err};
 use memkit_core::Result;
-use memkit_core::store::{embeddings, owner_of_key, vector_key};
+use memkit_core::store::{embeddings, vector_key};
 
-pub fn scalar_kind(q: &str) -> Option<ScalarKind> {
-    match q {
-        "f32" => Some(ScalarKind::F32),
-        "f16" => Some(ScalarKind::F16),
-        "i8" => Some(ScalarKind::I8),
-        _ => None,
-    }
+pub fn scalar_kind(q: &str) -> Option<Kind> {
+    Kind::parse(q)
 }
 
 /// An open vector index: the main file, the vectors added since it was written, and the keys
 /// of the main file those replace or remove.
 pub struct Vectors {
-    pub index: Index,
+    main: Part,
     pub model: String,
     pub dim: usize,
-    /// The saved index's file (its `.keys` sidecar lists the keys).
-    path: std::path::PathBuf,
-    delta: Option<(Index, std::path::PathBuf)>,
+    delta: Option<Part>,
     dead: HashSet<u64>,
 }
 
 impl Vectors {
-    /// Memory-maps a saved index for searching. It is viewed without usearch's key table
-    /// (vendor/usearch/PATCHED.md): building that table touched every node of the file and
-    /// was most of a 100k-record search; what needs a key's vectors reads the database.
+    /// Maps a saved index (and its delta) for searching.
     pub fn view(dir: &Path, st: &VectorState) -> Result<Vectors> {
-        let open = |path: &Path| -> Result<Index> {
-            let index = Index::restore_view_unkeyed(&path.to_string_lossy())
-                .map_err(|e| index_err("vector index", e))?;
-            if index.dimensions() != st.dim {
+        let open = |path: &Path| -> Result<Part> {
+            let part = Part::open(path)?;
+            if part.dim != st.dim {
                 return Err(index_err("vector index", "dimension differs"));
             }
-            Ok(index)
+            Ok(part)
         };
         let path = dir.join(&st.file);
         let delta = match &st.delta {
-            Some(f) => Some((open(&dir.join(f))?, dir.join(f))),
+            Some(f) => Some(open(&dir.join(f))?),
             None => None,
         };
         Ok(Vectors {
-            index: open(&path)?,
+            main: open(&path)?,
             model: st.model.clone(),
             dim: st.dim,
             dead: if delta.is_some() {
@@ -61,34 +50,31 @@ impl Vectors {
             } else {
                 HashSet::new()
             },
-            path,
             delta,
         })
     }
 
     /// Vectors held, the main file's replaced ones included.
     pub fn size(&self) -> usize {
-        self.index.size() + self.delta.as_ref().map_or(0, |d| d.0.size())
+        self.main.rows() + self.delta.as_ref().map_or(0, Part::rows)
     }
 
-    /// Every key of the index (its sidecars); `None` when one is unreadable.
+    /// Every key of the index.
     pub fn keys(&self) -> Option<Vec<u64>> {
-        let mut keys: Vec<u64> = read_keys(&self.path)?
-            .into_iter()
+        let mut keys: Vec<u64> = self
+            .main
+            .keys()
             .filter(|k| !self.dead.contains(k))
+            .chain(self.delta.iter().flat_map(Part::keys))
             .collect();
-        if let Some((_, p)) = &self.delta {
-            keys.extend(read_keys(p)?);
-        }
         keys.sort_unstable();
         keys.dedup();
         Some(keys)
     }
 
-    /// Nearest keys with their cosine similarity through the HNSW graph, best first, ties by
-    /// key; only keys in `allowed` when given, filtered inside the search, never from a global
-    /// top-k (a small project would get a short page). Few allowed keys are better compared
-    /// one by one ([`EXACT_MAX`], the searcher does).
+    /// The `k` keys nearest `q` with their cosine similarity, best first, ties by key; only
+    /// keys in `allowed` when given, filtered inside the scan, never from a global top-k (a
+    /// small project would get a short page).
     pub fn search(
         &self,
         q: &[f32],
@@ -98,23 +84,16 @@ impl Vectors {
         if q.len() != self.dim || self.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        // A record may come back once per window: asked for more, its best kept.
-        let want = k * 2;
         let mut best: HashMap<u64, f32> = HashMap::new();
-        let delta = self.delta.as_ref().map(|d| (&d.0, None));
-        for (index, dead) in std::iter::once((&self.index, Some(&self.dead))).chain(delta) {
-            let dead = dead.filter(|d| !d.is_empty());
-            let m = match (allowed, dead) {
-                (None, None) => index.search(q, want),
-                _ => index.filtered_search(q, want, |key| {
-                    allowed.is_none_or(|a| a.contains(&key))
-                        && dead.is_none_or(|d| !d.contains(&key))
-                }),
-            }
-            .map_err(|e| index_err("vector search", e))?;
-            for (key, d) in m.keys.into_iter().zip(m.distances) {
-                let s = best.entry(key).or_insert(f32::MIN);
-                *s = s.max(1.0 - d);
+        let dead = (!self.dead.is_empty()).then_some(&self.dead);
+        let parts = std::iter::once((&self.main, dead)).chain(self.delta.iter().map(|d| (d, None)));
+        for (part, dead) in parts {
+            let keep = |key: u64| {
+                allowed.is_none_or(|a| a.contains(&key)) && dead.is_none_or(|d| !d.contains(&key))
+            };
+            for (key, s) in part.search(q, k, &keep)? {
+                let e = best.entry(key).or_insert(f32::MIN);
+                *e = e.max(s);
             }
         }
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
@@ -124,56 +103,61 @@ impl Vectors {
     }
 }
 
+impl Vectors {
+    /// The cosine of `q` with each of `keys` the index holds (a record by its best window).
+    pub fn similarities(&self, q: &[f32], keys: &[u64]) -> Result<HashMap<u64, f64>> {
+        let want: HashSet<u64> = keys.iter().copied().collect();
+        let mut out: HashMap<u64, f64> = HashMap::new();
+        let dead = |k: u64| self.dead.contains(&k);
+        let parts =
+            std::iter::once((&self.main, true)).chain(self.delta.iter().map(|d| (d, false)));
+        for (part, main) in parts {
+            let none = |_: u64| false;
+            let skip: &dyn Fn(u64) -> bool = if main { &dead } else { &none };
+            for (k, s) in part.similarities(q, &want, skip)? {
+                let e = out.entry(k).or_insert(f64::MIN);
+                *e = e.max(s as f64);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Vectors a rebuild takes the mean from (the first, in owner order): enough for the mean of
+/// every dimension, and a rebuild holds no more than these at once.
+const MEAN_SAMPLE: usize = 20_000;
+
 /// The delta is merged into the main file when it would hold more than this share of it:
-/// the main file is then loaded and rewritten once per so many new vectors, not once per run.
+/// the main file is then rewritten once per so many new vectors, not once per run.
 pub const DELTA_SHARE: f64 = 0.125;
 
-/// The most keys compared one by one (exact, and the same whatever order the index was built
-/// in) rather than through the graph: a filter this narrow starves a filtered HNSW search, and
-/// so few vectors read from the database cost a few milliseconds.
+/// The most keys compared one by one with the database's own vectors (exact f32) rather than
+/// through the index: so few vectors read from the database cost a few milliseconds.
 pub const EXACT_MAX: usize = 8192;
 
-fn sidecar(path: &Path, ext: &str) -> std::path::PathBuf {
+fn sidecar(path: &Path, ext: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(ext);
     s.into()
 }
 
-fn keys_path(path: &Path) -> std::path::PathBuf {
-    sidecar(path, ".keys")
-}
-
 /// The delta's file beside the main one.
 fn delta_file(file: &str) -> String {
-    format!("{}.delta.usearch", file.trim_end_matches(".usearch"))
+    format!("{}.delta.vec", file.trim_end_matches(".vec"))
 }
 
 /// The sidecar of the main file's dead keys.
-fn dead_path(path: &Path) -> std::path::PathBuf {
+fn dead_path(path: &Path) -> PathBuf {
     sidecar(path, ".dead")
-}
-
-/// Little-endian u64 keys, as [`write_set`] writes them.
-fn le_keys(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
 }
 
 /// Keys of the main file whose vectors no longer count (removed, or replaced in the delta).
 fn read_dead(path: &Path) -> HashSet<u64> {
-    le_keys(&std::fs::read(dead_path(path)).unwrap_or_default()).collect()
-}
-
-fn read_keys(path: &Path) -> Option<Vec<u64>> {
-    let b = std::fs::read(keys_path(path)).ok()?;
-    if b.len() % 8 != 0 {
-        return None;
-    }
-    Some(le_keys(&b).collect())
-}
-
-fn write_keys(path: &Path, keys: &HashSet<u64>) -> Result<()> {
-    write_set(&keys_path(path), keys)
+    std::fs::read(dead_path(path))
+        .unwrap_or_default()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 fn write_set(to: &Path, keys: &HashSet<u64>) -> Result<()> {
@@ -186,41 +170,12 @@ fn write_set(to: &Path, keys: &HashSet<u64>) -> Result<()> {
     Ok(())
 }
 
-/// Loads a saved index and its sidecar, refusing one whose sidecar does not match it.
-fn load(path: &Path, dim: usize, q: ScalarKind) -> Result<(Index, HashSet<u64>)> {
-    let p = path.to_string_lossy();
-    let index = Index::restore(&p).map_err(|e| index_err("vector index", e))?;
-    if index.dimensions() != dim || index.scalar_kind() != q {
-        return Err(index_err("vector index", "dimension or storage differs"));
-    }
-    let keys: HashSet<u64> = read_keys(path)
-        .ok_or_else(|| index_err("vector index", "key list missing"))?
-        .into_iter()
-        .collect();
-    // One key may hold several vectors (a long record's windows).
-    if !index.multi() {
-        return Err(index_err(
-            "vector index",
-            "one vector per record (rebuilt for windows)",
-        ));
-    }
-    if keys.len() > index.size() || keys.iter().any(|k| !index.contains(*k)) {
-        return Err(index_err("vector index", "key list does not match"));
-    }
-    Ok((index, keys))
-}
-
-fn new_index(dim: usize, q: ScalarKind) -> Result<Index> {
-    let opts = IndexOptions {
-        dimensions: dim,
-        metric: MetricKind::Cos,
-        quantization: q,
-        connectivity: 16,
-        expansion_add: 128,
-        expansion_search: 64,
-        multi: true,
-    };
-    Index::new(&opts).map_err(|e| index_err("vector index", e))
+/// The distinct keys of a part, sorted.
+fn part_keys(p: &Part) -> Vec<u64> {
+    let mut k: Vec<u64> = p.keys().collect();
+    k.sort_unstable();
+    k.dedup();
+    k
 }
 
 /// Every (model, dim) with vectors in the database.
@@ -253,20 +208,20 @@ pub fn update(
         next.push(st);
         reports.push(rep);
     }
-    // Indexes of models no longer in the database, and any not in the state (left by an
-    // interrupted run, or by another database's index).
+    // Indexes of models no longer in the database, any not in the state (left by an
+    // interrupted run, or by another database's index), and the usearch HNSW files memkit
+    // wrote before the flat index (`.usearch`, with `.keys` sidecars).
     if let Ok(entries) = std::fs::read_dir(&layout.dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let file = [".keys", ".dead"]
+            let file = [".keys", ".dead", ".data", ".tmp"]
                 .iter()
-                .find_map(|x| name.strip_suffix(x))
-                .unwrap_or(&name);
+                .fold(name.as_str(), |n, x| n.strip_suffix(x).unwrap_or(n));
+            let ours = next
+                .iter()
+                .any(|v| v.file == file || v.delta.as_deref() == Some(file));
             if file.starts_with("vectors-")
-                && file.ends_with(".usearch")
-                && !next
-                    .iter()
-                    .any(|v| v.file == file || v.delta.as_deref() == Some(file))
+                && (file.ends_with(".usearch") || (file.ends_with(".vec") && !ours))
             {
                 let _ = std::fs::remove_file(e.path());
             }
@@ -276,13 +231,14 @@ pub fn update(
     Ok(reports)
 }
 
-/// What the last run left that this one can build on: the main file's keys (its sidecar: the
-/// file itself is only loaded for a merge), the delta loaded with its keys, and the main file's
-/// dead keys.
+/// What the last run left that this one can build on: the main file and its keys, the delta
+/// with its keys, and the main file's dead keys.
 struct Prior {
-    /// Sorted, as the sidecar is written.
+    part: Part,
+    /// Sorted.
     main: Vec<u64>,
-    delta: (Index, HashSet<u64>),
+    delta: Option<Part>,
+    dkeys: HashSet<u64>,
     dead: HashSet<u64>,
 }
 
@@ -293,7 +249,7 @@ fn open_previous(
     opts: &Options,
     path: &Path,
     dim: usize,
-    q: ScalarKind,
+    q: Kind,
     rep: &mut Report,
 ) -> Option<Prior> {
     let p = match (prev, opts.rebuild) {
@@ -307,75 +263,50 @@ fn open_previous(
         (Some(p), _) => Ok(p),
     };
     let opened = p.and_then(|p| {
-        let mut main = read_keys(path).ok_or("key list missing")?;
-        main.sort_unstable();
+        let part = Part::open(path).map_err(|e| e.to_string())?;
+        if part.dim != dim || part.kind != q {
+            return Err("dimension or storage differs".to_string());
+        }
+        let main = part_keys(&part);
         let (delta, dead) = match &p.delta {
             Some(f) => (
-                load(&path.with_file_name(f), dim, q).map_err(|e| e.to_string())?,
+                Some(Part::open(&path.with_file_name(f)).map_err(|e| e.to_string())?),
                 read_dead(path),
             ),
-            None => (
-                (
-                    new_index(dim, q).map_err(|e| e.to_string())?,
-                    HashSet::new(),
-                ),
-                HashSet::new(),
-            ),
+            None => (None, HashSet::new()),
         };
-        Ok(Prior { main, delta, dead })
+        let dkeys = delta.iter().flat_map(Part::keys).collect();
+        Ok(Prior {
+            part,
+            main,
+            delta,
+            dkeys,
+            dead,
+        })
     });
     opened.map_err(|e| rep.reason = Some(e)).ok()
 }
 
-/// Adds `vecs` (a record's windows each) to `index`, on `threads` threads.
-fn add_all(index: &Index, vecs: &[(u64, Vec<f32>)], dim: usize, threads: usize) -> Result<()> {
-    let windows: usize = vecs.iter().map(|(_, v)| v.len() / dim).sum();
-    index
-        .reserve_capacity_and_threads(index.size() + windows + 16, threads)
-        .map_err(|e| index_err("vector reserve", e))?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| index_err("threads", e))?;
-    pool.install(|| {
-        vecs.par_iter()
-            .flat_map(|(k, v)| v.par_chunks(dim).map(move |w| (*k, w)))
-            .try_for_each(|(k, w)| index.add(k, w).map(|_| ()))
-    })
-    .map_err(|e| index_err("vector add", e))
-}
-
-/// Writes `index` to `path` (through a temporary file) with its key list.
-fn save(index: &Index, path: &Path, keys: &HashSet<u64>) -> Result<()> {
-    let tmp = sidecar(path, ".tmp");
-    index
-        .save(&tmp.to_string_lossy())
-        .map_err(|e| index_err("vector save", e))?;
-    std::fs::rename(&tmp, path)?;
-    write_keys(path, keys)
-}
-
 /// Brings the index of one model and dimension up to date with the embeddings table (or
-/// rebuilds it), saves it with its key list, and says what it did. New and changed vectors go
-/// to the delta; the main file is rewritten only when the delta has grown past
-/// [`DELTA_SHARE`] of it (or on a rebuild).
+/// rebuilds it), and says what it did. New and changed vectors go to the delta; the main file
+/// is rewritten only when the delta has grown past [`DELTA_SHARE`] of it (or on a rebuild).
 fn update_one(
     conn: &Connection,
     layout: &Layout,
     prev: Option<&VectorState>,
     (model, dim): (&String, &usize),
     opts: &Options,
-    q: ScalarKind,
+    q: Kind,
 ) -> Result<(Report, VectorState)> {
     let file = Layout::vector_file(model, *dim);
     let path = layout.dir.join(&file);
     let dfile = delta_file(&file);
     let dpath = layout.dir.join(&dfile);
     let mut rep = Report {
-        name: file.trim_end_matches(".usearch").to_string(),
+        name: file.trim_end_matches(".vec").to_string(),
         ..Report::default()
     };
-    let mut prior = open_previous(prev, opts, &path, *dim, q, &mut rep);
+    let prior = open_previous(prev, opts, &path, *dim, q, &mut rep);
     let since = prior
         .as_ref()
         .and(prev.as_ref())
@@ -384,10 +315,10 @@ fn update_one(
     // keys are all the main file's, and none of the delta's).
     let held = prior
         .as_ref()
-        .map_or(0, |p| p.main.len() - p.dead.len() + p.delta.1.len());
+        .map_or(0, |p| p.main.len() - p.dead.len() + p.dkeys.len());
     let has = |k: u64| {
         prior.as_ref().is_some_and(|p| {
-            p.delta.1.contains(&k) || (!p.dead.contains(&k) && p.main.binary_search(&k).is_ok())
+            p.dkeys.contains(&k) || (!p.dead.contains(&k) && p.main.binary_search(&k).is_ok())
         })
     };
     // Only the rows written since the last run when nothing was deleted, which is when the
@@ -419,7 +350,7 @@ fn update_one(
             .main
             .iter()
             .filter(|k| !p.dead.contains(k))
-            .chain(&p.delta.1)
+            .chain(&p.dkeys)
             .filter(|k| !plan.keys.contains(k))
             .copied()
             .collect(),
@@ -429,92 +360,99 @@ fn update_one(
     rep.removed = removed.len() as u64;
     rep.updated = plan.todo.iter().filter(|c| c.indexed).count() as u64;
     rep.added = todo.len() as u64 - rep.updated;
-    let merge = prior
-        .as_ref()
-        .is_some_and(|p| (p.delta.1.len() + todo.len()) as f64 > DELTA_SHARE * p.main.len() as f64);
-    // A merge loads the main file whole; one that does not load is rebuilt.
-    let mut main = None;
-    if merge {
-        match load(&path, *dim, q) {
-            Ok(x) => main = Some(x),
-            Err(e) => {
-                rep.reason = Some(e.to_string());
-                prior = None;
+    rep.rebuilt = prior.is_none();
+    let usable = |v: &Vec<f32>| !v.is_empty() && v.len().is_multiple_of(*dim);
+    // The usable vectors of the plan's rows (a record's windows each).
+    let mut vecs = Vec::new();
+    if prior.is_some() {
+        for c in &plan.todo {
+            let (kind, id) = &c.row;
+            let v = embeddings::get(conn, kind, *id, model, *dim)?;
+            if usable(&v) {
+                vecs.push((c.key, v));
             }
         }
     }
-    rep.rebuilt = prior.is_none();
-    let usable = |v: &Vec<f32>| !v.is_empty() && v.len().is_multiple_of(*dim);
-    // The usable vectors of `rows` (a record's windows each).
-    let fetch = |rows: &mut dyn Iterator<Item = (String, i64)>| -> Result<Vec<(u64, Vec<f32>)>> {
-        let mut out = Vec::new();
-        for (kind, id) in rows {
-            let v = embeddings::get(conn, &kind, id, model, *dim)?;
-            if usable(&v) {
-                out.push((vector_key(&kind, id), v));
-            }
-        }
-        Ok(out)
-    };
-    let todo_rows = || plan.todo.iter().map(|c| c.row.clone());
-    let threads = opts.threads.clamp(1, super::MAX_THREADS);
-    let (delta_state, kept) = match (prior, main) {
-        (None, _) => {
-            let index = new_index(*dim, q)?;
-            let mut vecs = Vec::new();
-            for (kind, id, v) in embeddings::all(conn, model, *dim)? {
-                vecs.push((vector_key(&kind, id), v));
-            }
-            vecs.retain(|(_, v)| usable(v));
-            rep.added = vecs.len() as u64;
+    let fresh: HashSet<u64> = vecs.iter().map(|(k, _)| *k).collect();
+    let (delta_state, kept) = match prior {
+        None => {
+            // Streamed twice: the mean from the first vectors, then every vector written.
+            let mut sample = Vec::new();
+            embeddings::each(conn, model, *dim, |_, _, v| {
+                if usable(&v) {
+                    sample.push(v);
+                }
+                Ok(sample.len() < MEAN_SAMPLE)
+            })?;
+            let mean = flat::mean_of(sample.iter().flat_map(|v| v.chunks_exact(*dim)), *dim);
+            drop(sample);
+            let mut w = Writer::create(&path, *dim, q, mean)?;
+            let mut n = 0u64;
+            embeddings::each(conn, model, *dim, |kind, id, v| {
+                if usable(&v) {
+                    w.push_all(vector_key(&kind, id), &v)?;
+                    n += 1;
+                }
+                Ok(true)
+            })?;
+            w.finish()?;
+            rep.added = n;
             rep.updated = 0;
             rep.removed = 0;
-            add_all(&index, &vecs, *dim, threads)?;
-            save(&index, &path, &vecs.iter().map(|(k, _)| *k).collect())?;
-            (None, vecs.len() as u64)
+            (None, n)
         }
-        (Some(p), Some((index, mut keys))) => {
-            // Merge: what the delta and the dead list said goes into the main file.
-            let live_delta = p
-                .delta
-                .1
-                .iter()
-                .filter(|k| !removed.contains(k) && !todo.contains(k))
-                .map(|k| {
-                    let (kind, id) = owner_of_key(*k);
-                    (kind.to_string(), id)
-                });
-            let vecs = fetch(&mut todo_rows().chain(live_delta))?;
-            for k in p
-                .dead
-                .iter()
-                .chain(&removed)
-                .chain(vecs.iter().map(|(k, _)| k))
-            {
-                if keys.remove(k) {
-                    let _ = index.remove(*k);
+        // Nothing new, nothing gone: the files stay as they are.
+        Some(p) if fresh.is_empty() && removed.is_empty() => (
+            prev.and_then(|v| v.delta.clone()),
+            (p.main.len() - p.dead.len() + p.dkeys.len()) as u64,
+        ),
+        Some(p) if (p.dkeys.len() + todo.len()) as f64 > DELTA_SHARE * p.main.len() as f64 => {
+            // Merge: the main file's live rows, the delta's, and the new vectors, against the
+            // main file's mean.
+            let gone = |k: &u64| removed.contains(k) || fresh.contains(k);
+            let mut w = Writer::create(&path, *dim, q, p.part.mean())?;
+            let mut keys = HashSet::new();
+            for part in std::iter::once(&p.part).chain(&p.delta) {
+                let main = std::ptr::eq(part, &p.part);
+                for r in 0..part.rows() {
+                    let k = part.key(r);
+                    if !(gone(&k) || main && p.dead.contains(&k)) {
+                        w.push(k, &part.vector(r)?)?;
+                        keys.insert(k);
+                    }
                 }
             }
-            add_all(&index, &vecs, *dim, threads)?;
-            keys.extend(vecs.iter().map(|(k, _)| *k));
-            save(&index, &path, &keys)?;
+            for (k, v) in &vecs {
+                w.push_all(*k, v)?;
+                keys.insert(*k);
+            }
+            w.finish()?;
             (None, keys.len() as u64)
         }
-        (Some(mut p), None) => {
-            let (dindex, dkeys) = &mut p.delta;
-            let vecs = fetch(&mut todo_rows())?;
+        Some(mut p) => {
             // A key leaves the delta itself, and is dead in the main file.
-            for k in removed.iter().chain(vecs.iter().map(|(k, _)| k)) {
-                if dkeys.remove(k) {
-                    let _ = dindex.remove(*k);
+            let gone = |k: &u64| removed.contains(k) || fresh.contains(k);
+            let mut w = Writer::create(&dpath, *dim, q, p.part.mean())?;
+            let mut dkeys = HashSet::new();
+            if let Some(d) = &p.delta {
+                for r in 0..d.rows() {
+                    let k = d.key(r);
+                    if !gone(&k) {
+                        w.push(k, &d.vector(r)?)?;
+                        dkeys.insert(k);
+                    }
                 }
+            }
+            for (k, v) in &vecs {
+                w.push_all(*k, v)?;
+                dkeys.insert(*k);
+            }
+            for k in removed.iter().chain(&fresh) {
                 if p.main.binary_search(k).is_ok() {
                     p.dead.insert(*k);
                 }
             }
-            add_all(dindex, &vecs, *dim, threads)?;
-            dkeys.extend(vecs.iter().map(|(k, _)| *k));
-            save(dindex, &dpath, dkeys)?;
+            w.finish()?;
             write_set(&dead_path(&path), &p.dead)?;
             // Dead keys are all of the main file's.
             (
@@ -524,7 +462,7 @@ fn update_one(
         }
     };
     if delta_state.is_none() {
-        for f in [dpath.clone(), keys_path(&dpath), dead_path(&path)] {
+        for f in [dpath.clone(), flat::data_path(&dpath), dead_path(&path)] {
             let _ = std::fs::remove_file(f);
         }
     }
@@ -548,7 +486,7 @@ pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
         let file = Layout::vector_file(&model, dim);
         let path = layout.dir.join(&file);
         let mut c = Check {
-            name: file.trim_end_matches(".usearch").to_string(),
+            name: file.trim_end_matches(".vec").to_string(),
             ..Check::default()
         };
         let want: HashSet<u64> = embeddings::owners(conn, &model, dim)?
@@ -574,40 +512,25 @@ pub fn check(conn: &Connection, layout: &Layout) -> Result<Vec<Check>> {
         let mut parts = vec![(path.clone(), dead)];
         parts.extend(delta.map(|d| (d, HashSet::new())));
         let mut counts: HashMap<u64, u32> = HashMap::new();
-        let mut broken: HashSet<u64> = HashSet::new();
         for (path, dead) in parts {
-            let loaded = Index::restore_view(&path.to_string_lossy())
-                .map_err(|e| e.to_string())
-                .and_then(|i| {
-                    read_keys(&path)
-                        .map(|k| (i, k))
-                        .ok_or("key list missing".into())
-                });
-            let (index, keys) = match loaded {
-                Ok(x) => x,
+            let part = match Part::open(&path) {
+                Ok(p) => p,
                 Err(e) => {
-                    c.error = Some(e);
+                    c.error = Some(e.to_string());
                     continue;
                 }
             };
-            c.indexed += index.size() as u64;
-            if keys.len() != index.size() {
-                c.error = Some(format!(
-                    "index holds {} vectors, key list {}",
-                    index.size(),
-                    keys.len()
-                ));
+            if part.dim != dim {
+                c.error = Some(format!("{} holds {}-d vectors", path.display(), part.dim));
             }
-            for k in keys.into_iter().filter(|k| !dead.contains(k)) {
+            c.indexed += part.rows() as u64;
+            for k in part_keys(&part).into_iter().filter(|k| !dead.contains(k)) {
                 *counts.entry(k).or_default() += 1;
-                if !index.contains(k) {
-                    broken.insert(k);
-                }
             }
         }
         c.missing = want
             .iter()
-            .filter(|k| !counts.contains_key(k) || broken.contains(k))
+            .filter(|k| !counts.contains_key(k))
             .copied()
             .collect();
         c.extra = counts
@@ -691,6 +614,16 @@ mod tests {
         let hits = top(&vec_of(203), Some(&allowed));
         assert_eq!(hits[0].0, key(203));
         assert!(hits.iter().all(|h| allowed.contains(&h.0)), "{hits:?}");
+        // A record's similarity read from the index: none for a deleted one, the new vector's
+        // for a replaced one.
+        let sims = v
+            .similarities(&vec_of(203), &[key(203), key(20), key(5), key(10)])
+            .unwrap();
+        assert!(sims[&key(203)] > 0.999, "{sims:?}");
+        assert!(!sims.contains_key(&key(20)), "{sims:?}");
+        let cos = |a: &[f32], b: &[f32]| crate::text::cosine(a, b) as f64;
+        assert!((sims[&key(5)] - cos(&vec_of(203), &vec_of(5))).abs() < 0.01);
+        assert!((sims[&key(10)] - cos(&vec_of(203), &vec_of(999))).abs() < 0.01);
         let keys = v.keys().unwrap();
         assert_eq!(keys.len(), n);
         assert!(keys.contains(&key(203)) && !keys.contains(&key(20)));
@@ -712,8 +645,15 @@ mod tests {
             (1..=200).map(|i| (i, i as u64)),
             "2026-01-01T00:00:00.000Z",
         );
+        // What an HNSW index of an earlier memkit left goes on the first run.
+        std::fs::create_dir_all(&layout.dir).unwrap();
+        let old = layout.dir.join(format!("vectors-{MODEL}-{DIM}.usearch"));
+        for f in [old.clone(), sidecar(&old, ".keys")] {
+            std::fs::write(f, b"old").unwrap();
+        }
         let r = run(&conn, &layout, &mut state);
         assert!(r.rebuilt && r.docs == 200, "{r:?}");
+        assert!(!old.exists() && !sidecar(&old, ".keys").exists());
         let main = layout.dir.join(&state.vectors[0].file);
         let written = std::fs::read(&main).unwrap();
 
@@ -745,6 +685,17 @@ mod tests {
         let v = Vectors::view(&layout.dir, &state.vectors[0]).unwrap();
         assert_eq!(v.search(&vec_of(777), 5, None).unwrap()[0].0, key(30));
         drop(v);
+
+        // Nothing new: no file is written again.
+        let dpath = layout.dir.join(state.vectors[0].delta.as_ref().unwrap());
+        let before = std::fs::metadata(&dpath).unwrap().modified().unwrap();
+        let r = run(&conn, &layout, &mut state);
+        assert_eq!((r.added, r.updated, r.removed, r.docs), (0, 0, 0, 204));
+        assert_eq!(
+            std::fs::metadata(&dpath).unwrap().modified().unwrap(),
+            before
+        );
+        assert_searches(&conn, &layout, &state, 204);
 
         // More than an eighth of the main file: merged into it, the delta gone.
         put(

@@ -1,4 +1,4 @@
-//! Hybrid retrieval: BM25 (tantivy) and vector (usearch) candidates fused with reciprocal rank
+//! Hybrid retrieval: BM25 (tantivy) and vector (index::flat) candidates fused with reciprocal rank
 //! fusion, then re-ranked by relevance, similarity, recency, type, file overlap and project.
 //! Degrades in order: no query vector or no vector index → BM25 only; no tantivy index →
 //! SQLite FTS5. The mode used is in every hit.
@@ -779,7 +779,9 @@ impl Searcher {
                         .filter(|k| !sims.contains_key(k))
                         .copied()
                         .collect();
-                    sims.extend(self.similarities(q, &v.model, v.dim, rest.iter())?);
+                    // From the index's own vectors: a read of each from the database cost
+                    // more than the scan that finds them.
+                    sims.extend(v.similarities(q, &rest)?);
                     sims
                 }
                 None => HashMap::new(),
@@ -817,7 +819,14 @@ impl Searcher {
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
         }
-        if let Some(stage) = self.reranker.as_ref().filter(|_| req.rerank) {
+        // The candidates were read brief: the ones reranked or shown are read whole.
+        let stage = self.reranker.as_ref().filter(|_| req.rerank);
+        let shown = limit.max(stage.map_or(0, |s| s.depth));
+        let whole: Vec<u64> = scored.iter().take(shown).map(|s| s.1).collect();
+        for d in crate::index::load_docs(&self.conn, &whole)? {
+            c.docs.insert(d.key, d);
+        }
+        if let Some(stage) = stage {
             rerank::apply(stage, &req.text, &mut scored, &c.docs);
         }
         scored.truncate(limit);
@@ -916,7 +925,7 @@ impl Searcher {
         let mut keys: Vec<u64> = lexical.iter().chain(vector.iter()).map(|x| x.0).collect();
         keys.sort_unstable();
         keys.dedup();
-        let docs: HashMap<u64, Doc> = crate::index::load_docs(&self.conn, &keys)?
+        let docs: HashMap<u64, Doc> = crate::index::load_briefs(&self.conn, &keys)?
             .into_iter()
             .filter(|d| req.filters.passes(d))
             .map(|d| (d.key, d))

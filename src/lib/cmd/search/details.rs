@@ -32,7 +32,8 @@ SQLite FTS5 (a word in half the records or more weighs next to nothing); the que
 are OR-ed. Vectors: a record is embedded as its title, body and topic words (said again where the
 body says them: they weigh its subject), a long one in windows of the model's length (up to 8), and
 scored by its best window; filters apply inside the vector search (every allowed record compared
-when they are at most 8,192, usearch's filtered search beyond), never to a global top-N. In hybrid
+with its stored vector when they are at most 8,192; beyond, the index's rows closest in sign bits,
+then by their vectors), never to a global top-N. In hybrid
 search a hit found by vectors alone must reach a similarity floor: the higher of the model's
 (manifest similarity_floor) and the one mem-embed measures on this database from what made-up words
 reach (MEM_SEARCH_SIMILARITY_FLOOR overrides both), so nonsense finds nothing. Equal scores go to

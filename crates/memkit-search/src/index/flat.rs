@@ -1,0 +1,646 @@
+//! A vector index that is scanned, not walked: each vector's sign bits (after the file's mean
+//! is taken off) in one compact run, the vectors themselves in a second file. A search scores
+//! every row's bits against the query (one table lookup per byte, see [`tables`]), then
+//! compares the query with the best rows' vectors.
+//!
+//! Why not a graph: mem-search is a new process per query, so every page an index touches is
+//! a page fault (about 2 µs in this VM), and the unmap at exit pays for it again. An HNSW walk
+//! at 100k records touched some 6,000 random pages of a 66 MB file: over 20 ms. Here a search
+//! reads 40 bytes a row in order (fault-around maps them 64 KB at a time) and a thousand rows'
+//! vectors, and a rebuild is a write of every vector, not a graph built for minutes.
+//!
+//! `X.vec`: header (magic, dim, storage, rows), the mean, then per row its key (u64) and its
+//! code (dim bits in u64 words). `X.vec.data`: per row its unit vector in the storage asked
+//! (f32, f16, or i8 with the row's scale). Rows of one key are a long record's windows.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use half::slice::HalfFloatSliceExt;
+use memmap2::Mmap;
+
+use super::index_err;
+use memkit_core::Result;
+
+const MAGIC: &[u8; 8] = b"MKVEC001";
+const HEADER: usize = 32;
+
+/// How a row's vector is stored in the data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    F32,
+    F16,
+    I8,
+}
+
+impl Kind {
+    pub fn parse(q: &str) -> Option<Kind> {
+        match q {
+            "f32" => Some(Kind::F32),
+            "f16" => Some(Kind::F16),
+            "i8" => Some(Kind::I8),
+            _ => None,
+        }
+    }
+    fn tag(self) -> u8 {
+        match self {
+            Kind::F32 => 0,
+            Kind::F16 => 1,
+            Kind::I8 => 2,
+        }
+    }
+    fn from_tag(t: u8) -> Option<Kind> {
+        [Kind::F32, Kind::F16, Kind::I8]
+            .into_iter()
+            .find(|k| k.tag() == t)
+    }
+    /// Bytes of one row in the data file (i8 rows lead with their f32 scale).
+    fn row_bytes(self, dim: usize) -> usize {
+        match self {
+            Kind::F32 => 4 * dim,
+            Kind::F16 => 2 * dim,
+            Kind::I8 => 4 + dim,
+        }
+    }
+}
+
+/// The data file beside an index file.
+pub fn data_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".data");
+    s.into()
+}
+
+fn words(dim: usize) -> usize {
+    dim.div_ceil(64)
+}
+
+fn unit(v: &[f32]) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter().map(|x| x / n).collect()
+    } else {
+        v.to_vec()
+    }
+}
+
+/// The sign bits of `u - mean`.
+fn code(u: &[f32], mean: &[f32], out: &mut [u64]) {
+    out.fill(0);
+    for (i, (x, m)) in u.iter().zip(mean).enumerate() {
+        if x > m {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+}
+
+/// The mean of the unit vectors of `windows`: what the sign bits are taken against, so that a
+/// component every vector shares does not spend a bit saying so.
+pub fn mean_of<'a>(windows: impl Iterator<Item = &'a [f32]>, dim: usize) -> Vec<f32> {
+    let mut sum = vec![0f64; dim];
+    let mut n = 0usize;
+    for w in windows {
+        for (s, x) in sum.iter_mut().zip(unit(w)) {
+            *s += x as f64;
+        }
+        n += 1;
+    }
+    sum.into_iter()
+        .map(|s| if n == 0 { 0.0 } else { (s / n as f64) as f32 })
+        .collect()
+}
+
+/// Writes an index through temporary files, renamed into place by [`Writer::finish`].
+pub struct Writer {
+    path: PathBuf,
+    tmp: (PathBuf, PathBuf),
+    idx: BufWriter<File>,
+    data: BufWriter<File>,
+    dim: usize,
+    kind: Kind,
+    mean: Vec<f32>,
+    rows: u64,
+    buf: Vec<u64>,
+}
+
+fn tmp_of(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".tmp");
+    s.into()
+}
+
+impl Writer {
+    pub fn create(path: &Path, dim: usize, kind: Kind, mean: Vec<f32>) -> Result<Writer> {
+        let tmp = (tmp_of(path), tmp_of(&data_path(path)));
+        let mut idx = BufWriter::with_capacity(1 << 20, File::create(&tmp.0)?);
+        idx.write_all(&[0u8; HEADER])?;
+        for m in &mean {
+            idx.write_all(&m.to_le_bytes())?;
+        }
+        if dim % 2 == 1 {
+            idx.write_all(&[0u8; 4])?;
+        }
+        let data = BufWriter::with_capacity(1 << 20, File::create(&tmp.1)?);
+        Ok(Writer {
+            path: path.to_path_buf(),
+            tmp,
+            idx,
+            data,
+            dim,
+            kind,
+            mean,
+            rows: 0,
+            buf: vec![0; words(dim)],
+        })
+    }
+
+    /// Adds one vector (a window) under `key`.
+    pub fn push(&mut self, key: u64, v: &[f32]) -> Result<()> {
+        debug_assert_eq!(v.len(), self.dim);
+        let u = unit(v);
+        code(&u, &self.mean, &mut self.buf);
+        self.idx.write_all(&key.to_le_bytes())?;
+        for w in &self.buf {
+            self.idx.write_all(&w.to_le_bytes())?;
+        }
+        match self.kind {
+            Kind::F32 => {
+                for x in &u {
+                    self.data.write_all(&x.to_le_bytes())?;
+                }
+            }
+            Kind::F16 => {
+                for x in &u {
+                    self.data
+                        .write_all(&half::f16::from_f32(*x).to_le_bytes())?;
+                }
+            }
+            Kind::I8 => {
+                let max = u.iter().fold(0f32, |m, x| m.max(x.abs()));
+                let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+                self.data.write_all(&scale.to_le_bytes())?;
+                let q: Vec<u8> = u
+                    .iter()
+                    .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8)
+                    .collect();
+                self.data.write_all(&q)?;
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Adds a record's windows (`v` holds them one after another).
+    pub fn push_all(&mut self, key: u64, v: &[f32]) -> Result<()> {
+        for w in v.chunks_exact(self.dim) {
+            self.push(key, w)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the header, and renames both files into place; returns the rows written.
+    pub fn finish(mut self) -> Result<u64> {
+        self.data.flush()?;
+        self.data.get_ref().sync_all()?;
+        let mut h = [0u8; HEADER];
+        h[..8].copy_from_slice(MAGIC);
+        h[8..12].copy_from_slice(&(self.dim as u32).to_le_bytes());
+        h[12] = self.kind.tag();
+        h[16..24].copy_from_slice(&self.rows.to_le_bytes());
+        self.idx.flush()?;
+        let f = self.idx.get_mut();
+        f.seek(SeekFrom::Start(0))?;
+        f.write_all(&h)?;
+        f.sync_all()?;
+        std::fs::rename(&self.tmp.1, data_path(&self.path))?;
+        std::fs::rename(&self.tmp.0, &self.path)?;
+        Ok(self.rows)
+    }
+}
+
+/// A saved index, mapped for reading.
+pub struct Part {
+    idx: Mmap,
+    /// Read a row at a time: a few hundred rows at random cost fewer page faults read than
+    /// mapped.
+    data: File,
+    pub dim: usize,
+    pub kind: Kind,
+    rows: usize,
+    mean_at: usize,
+    rows_at: usize,
+    stride: usize,
+}
+
+/// How many rows a search compares by their vectors, at least: a store this small (or a
+/// filter this narrow) is compared whole, so its order is exact. With MiniLM on 18,858 rows
+/// (qmsum-val), 1,024 rows found 98% of the exact top 10 and 91% of the top 100; 2,048 rows
+/// 99.5% and 97%, at twice the reads (`MEMKIT_BENCH_RECALL_ONLY=1 cargo bench --bench search`).
+pub const RESCORE_MIN: usize = 1024;
+/// And per hit asked: rows whose bits score well but vectors not are compared too.
+pub const RESCORE_PER_HIT: usize = 10;
+
+impl Part {
+    pub fn open(path: &Path) -> Result<Part> {
+        let bad = |why: &str| index_err("vector index", format!("{}: {why}", path.display()));
+        let f = File::open(path)?;
+        // SAFETY: index files are written whole under another name and renamed into place,
+        // never changed in place; a reader keeps the file it mapped.
+        let idx = unsafe { Mmap::map(&f)? };
+        if idx.len() < HEADER || &idx[..8] != MAGIC {
+            return Err(bad("not a memkit vector index"));
+        }
+        let dim = u32::from_le_bytes(idx[8..12].try_into().unwrap()) as usize;
+        let kind = Kind::from_tag(idx[12]).ok_or_else(|| bad("unknown storage"))?;
+        let rows = u64::from_le_bytes(idx[16..24].try_into().unwrap()) as usize;
+        let mean_at = HEADER;
+        let rows_at = HEADER + 4 * dim + if dim % 2 == 1 { 4 } else { 0 };
+        let stride = 8 + 8 * words(dim);
+        if dim == 0 || idx.len() != rows_at + rows * stride {
+            return Err(bad("size does not match its header"));
+        }
+        let data = File::open(data_path(path))?;
+        if data.metadata()?.len() != (rows * kind.row_bytes(dim)) as u64 {
+            return Err(bad("data file does not match"));
+        }
+        Ok(Part {
+            idx,
+            data,
+            dim,
+            kind,
+            rows,
+            mean_at,
+            rows_at,
+            stride,
+        })
+    }
+
+    /// Rows (vectors, a long record's windows counted each).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn mean(&self) -> Vec<f32> {
+        self.idx[self.mean_at..self.mean_at + 4 * self.dim]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    pub fn key(&self, row: usize) -> u64 {
+        let at = self.rows_at + row * self.stride;
+        u64::from_le_bytes(self.idx[at..at + 8].try_into().unwrap())
+    }
+
+    /// The key of every row, in row order (a key once per window).
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.rows).map(|r| self.key(r))
+    }
+
+    /// A row's unit vector.
+    pub fn vector(&self, row: usize) -> Result<Vec<f32>> {
+        let b = self.row(row)?;
+        let b = b.as_slice();
+        Ok(match self.kind {
+            Kind::F32 => b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+            Kind::F16 => b
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            Kind::I8 => {
+                let s = f32::from_le_bytes(b[..4].try_into().unwrap());
+                b[4..].iter().map(|&x| x as i8 as f32 * s).collect()
+            }
+        })
+    }
+
+    /// A row's bytes in the data file.
+    fn row(&self, row: usize) -> Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let n = self.kind.row_bytes(self.dim);
+        let mut b = vec![0u8; n];
+        self.data.read_exact_at(&mut b, (row * n) as u64)?;
+        Ok(b)
+    }
+
+    /// `q` · the row's vector; `buf` holds a decoded f16 row.
+    fn dot(&self, row: usize, q: &[f32], buf: &mut [f32]) -> Result<f32> {
+        let b = self.row(row)?;
+        let b = b.as_slice();
+        Ok(match self.kind {
+            Kind::F32 => {
+                for (o, c) in buf.iter_mut().zip(b.chunks_exact(4)) {
+                    *o = f32::from_le_bytes(c.try_into().unwrap());
+                }
+                dot(buf, q)
+            }
+            Kind::F16 => {
+                // SAFETY: any two bytes are an f16; align_to takes only what is aligned.
+                let (pre, halves, _) = unsafe { b.align_to::<half::f16>() };
+                if pre.is_empty() && halves.len() == self.dim && cfg!(target_endian = "little") {
+                    // Converted with F16C where the CPU has it.
+                    halves.convert_to_f32_slice(buf);
+                } else {
+                    for (o, c) in buf.iter_mut().zip(b.chunks_exact(2)) {
+                        *o = half::f16::from_le_bytes([c[0], c[1]]).to_f32();
+                    }
+                }
+                dot(buf, q)
+            }
+            Kind::I8 => {
+                let s = f32::from_le_bytes(b[..4].try_into().unwrap());
+                for (o, &x) in buf.iter_mut().zip(&b[4..]) {
+                    *o = x as i8 as f32;
+                }
+                dot(buf, q) * s
+            }
+        })
+    }
+
+    /// The cosine of `q` with each of `keys` this part holds (a record by its best window),
+    /// but none `skip` names.
+    pub fn similarities(
+        &self,
+        q: &[f32],
+        keys: &std::collections::HashSet<u64>,
+        skip: &dyn Fn(u64) -> bool,
+    ) -> Result<HashMap<u64, f32>> {
+        let mut best: HashMap<u64, f32> = HashMap::new();
+        if q.len() != self.dim || keys.is_empty() {
+            return Ok(best);
+        }
+        let u = unit(q);
+        let sketch = Sketch::of(keys.iter());
+        let mut buf = vec![0f32; self.dim];
+        for r in 0..self.rows {
+            let k = self.key(r);
+            if sketch.may_hold(k) && keys.contains(&k) && !skip(k) {
+                let s = self.dot(r, &u, &mut buf)?;
+                let e = best.entry(k).or_insert(f32::MIN);
+                *e = e.max(s);
+            }
+        }
+        Ok(best)
+    }
+
+    /// The `k` keys most similar to `q` (cosine, best first, ties by key) among rows whose key
+    /// `keep` accepts. The rows whose bits score best are compared by their vectors: at least
+    /// [`RESCORE_MIN`] rows, so a small index or a narrow filter is compared exactly.
+    pub fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
+        if q.len() != self.dim || k == 0 {
+            return Ok(vec![]);
+        }
+        let u = unit(q);
+        let depth = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
+        let rows = &self.idx[self.rows_at..];
+        let mut picked = scan(
+            rows,
+            self.stride,
+            &tables(&u, words(self.dim) * 8),
+            depth,
+            keep,
+        );
+        let mut best: HashMap<u64, f32> = HashMap::new();
+        // In file order: the data file is read forward.
+        picked.sort_unstable();
+        let mut buf = vec![0f32; self.dim];
+        for r in picked {
+            let s = self.dot(r, &u, &mut buf)?;
+            let e = best.entry(self.key(r)).or_insert(f32::MIN);
+            *e = e.max(s);
+        }
+        let mut out: Vec<(u64, f32)> = best.into_iter().collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        Ok(out)
+    }
+}
+
+/// A 65,536-bit sketch of a few keys: a row whose key misses it is passed over without a hash
+/// lookup.
+struct Sketch(Vec<u64>);
+
+impl Sketch {
+    fn bit(k: u64) -> usize {
+        (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize
+    }
+    fn of<'a>(keys: impl Iterator<Item = &'a u64>) -> Sketch {
+        let mut s = vec![0u64; 1024];
+        for k in keys {
+            let b = Self::bit(*k);
+            s[b / 64] |= 1 << (b % 64);
+        }
+        Sketch(s)
+    }
+    fn may_hold(&self, k: u64) -> bool {
+        let b = Self::bit(k);
+        self.0[b / 64] >> (b % 64) & 1 == 1
+    }
+}
+
+/// Per byte of a code, the query's sum over that byte's 8 dimensions of ±q (+ where the bit
+/// is set) for each of the 256 values the byte can take: a row's estimate is then one lookup
+/// per byte. The query is compared with the rows' bits as it is, not as bits of its own: a
+/// short query's vector is sparse, and its own sign bits would be mostly the mean's. Small
+/// integers (the largest entry 2^14): a row's sum is a chain of one-cycle adds, where floats
+/// made it four times as long, and the tables take half the cache of 32-bit ones.
+fn tables(q: &[f32], bytes: usize) -> Vec<[i16; 256]> {
+    let f: Vec<[f32; 256]> = (0..bytes)
+        .map(|j| {
+            let mut t = [0f32; 256];
+            for (b, e) in t.iter_mut().enumerate() {
+                *e = (0..8)
+                    .map(|i| {
+                        let x = q.get(j * 8 + i).copied().unwrap_or(0.0);
+                        if b >> i & 1 == 1 { x } else { -x }
+                    })
+                    .sum();
+            }
+            t
+        })
+        .collect();
+    let max = f
+        .iter()
+        .flat_map(|t| t.iter())
+        .fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { 16384.0 / max } else { 0.0 };
+    f.iter()
+        .map(|t| t.map(|x| (x * scale).round() as i16))
+        .collect()
+}
+
+/// The `depth` rows whose bits the query's [`tables`] score highest, ties to the earlier row;
+/// `keep` is asked only of rows that would enter.
+fn scan(
+    rows: &[u8],
+    stride: usize,
+    tables: &[[i16; 256]],
+    depth: usize,
+    keep: &dyn Fn(u64) -> bool,
+) -> Vec<usize> {
+    use std::cmp::Reverse;
+    // The worst row kept on top: the lowest score, then the later row.
+    let mut heap: BinaryHeap<Reverse<(i32, Reverse<usize>)>> = BinaryHeap::with_capacity(depth + 1);
+    for (r, row) in rows.chunks_exact(stride).enumerate() {
+        // Four sums, so that the adds of one do not wait on another's.
+        let mut acc = [0i32; 4];
+        for (c, t) in row[8..].chunks_exact(4).zip(tables.chunks_exact(4)) {
+            for i in 0..4 {
+                acc[i] += t[i][c[i] as usize] as i32;
+            }
+        }
+        let entry = (acc.iter().sum::<i32>(), Reverse(r));
+        if heap.len() == depth && heap.peek().is_some_and(|w| entry <= w.0) {
+            continue;
+        }
+        if !keep(u64::from_le_bytes(row[..8].try_into().unwrap())) {
+            continue;
+        }
+        heap.push(Reverse(entry));
+        if heap.len() > depth {
+            heap.pop();
+        }
+    }
+    heap.into_iter().map(|e| (e.0).1.0).collect()
+}
+
+/// A dot product in eight lanes, which the compiler keeps in vector registers (a plain sum of
+/// products is added in order, one float at a time).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vec_of(i: u64, dim: usize) -> Vec<f32> {
+        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (0..dim)
+            .map(|_| {
+                x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                // An offset every vector shares, as real embeddings have.
+                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 0.7
+            })
+            .collect()
+    }
+
+    fn exact(all: &[(u64, Vec<f32>)], q: &[f32], k: usize) -> Vec<u64> {
+        let u = unit(q);
+        let mut s: Vec<(u64, f32)> = all
+            .iter()
+            .map(|(key, v)| (*key, unit(v).iter().zip(&u).map(|(a, b)| a * b).sum()))
+            .collect();
+        s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        s.into_iter().take(k).map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn a_search_finds_what_comparing_every_vector_finds_in_every_storage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dim = 48;
+        // Near neighbours: each base vector and ten noisy copies of it; more rows than a
+        // search compares by their vectors, so the bits choose.
+        let mut all: Vec<(u64, Vec<f32>)> = Vec::new();
+        for b in 0..1000u64 {
+            let base = vec_of(b, dim);
+            for j in 0..10u64 {
+                let noise = vec_of(100_000 + b * 10 + j, dim);
+                let v = base.iter().zip(&noise).map(|(x, n)| x + 0.3 * n).collect();
+                all.push((b * 10 + j + 1, v));
+            }
+        }
+        // A short query's vector is sparse: a few of a row's dimensions.
+        let sparse = |v: &[f32]| -> Vec<f32> {
+            let mut idx: Vec<usize> = (0..v.len()).collect();
+            idx.sort_by(|a, b| v[*b].abs().total_cmp(&v[*a].abs()));
+            let mut out = vec![0.0; v.len()];
+            for i in &idx[..6] {
+                out[*i] = v[*i];
+            }
+            out
+        };
+        for kind in [Kind::F32, Kind::F16, Kind::I8] {
+            let path = tmp.path().join(format!("v-{kind:?}.vec"));
+            let mean = mean_of(all.iter().map(|x| x.1.as_slice()), dim);
+            let mut w = Writer::create(&path, dim, kind, mean).unwrap();
+            for (k, v) in &all {
+                w.push(*k, v).unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), all.len() as u64);
+            let p = Part::open(&path).unwrap();
+            assert_eq!(p.rows(), all.len());
+            for shape in ["dense", "sparse"] {
+                let (mut found, mut total) = (0, 0);
+                for b in (0..1000u64).step_by(37) {
+                    let q = match shape {
+                        "dense" => vec_of(b, dim),
+                        _ => sparse(&all[b as usize * 10].1),
+                    };
+                    let want = exact(&all, &q, 10);
+                    let got: Vec<u64> = p
+                        .search(&q, 10, &|_| true)
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.0)
+                        .collect();
+                    assert_eq!(got.len(), 10);
+                    total += want.len();
+                    found += want.iter().filter(|k| got.contains(k)).count();
+                    // A filter keeps only what it allows, a full page of it.
+                    let odd = p.search(&q, 10, &|k| k % 2 == 1).unwrap();
+                    assert!(odd.len() == 10 && odd.iter().all(|x| x.0 % 2 == 1));
+                }
+                assert!(
+                    found as f64 >= 0.95 * total as f64,
+                    "{kind:?}, {shape} queries: {found}/{total} of the exact top 10"
+                );
+            }
+            // Its own vector is its nearest, at cosine 1.
+            let (k, v) = &all[1234];
+            let top = p.search(v, 1, &|_| true).unwrap();
+            assert_eq!(top[0].0, *k);
+            assert!((top[0].1 - 1.0).abs() < 0.02, "{kind:?} {top:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_does_not_match_its_header_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("v.vec");
+        let mut w = Writer::create(&path, 8, Kind::F16, vec![0.0; 8]).unwrap();
+        w.push(1, &[1.0; 8]).unwrap();
+        w.finish().unwrap();
+        let mut b = std::fs::read(&path).unwrap();
+        b.truncate(b.len() - 1);
+        std::fs::write(&path, b).unwrap();
+        let e = Part::open(&path).err().expect("refused").to_string();
+        assert!(e.contains("v.vec"), "{e}");
+    }
+}
