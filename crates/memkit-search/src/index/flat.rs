@@ -237,8 +237,9 @@ pub struct Part {
 /// How many rows a search compares by their vectors, at least: a store this small (or a
 /// filter this narrow) is compared whole, so its order is exact. With MiniLM on 18,858 rows
 /// (qmsum-val), 1,024 rows found 98% of the exact top 10 and 91% of the top 100; 2,048 rows
-/// 99.5% and 97%, at twice the reads (`MEMKIT_BENCH_RECALL_ONLY=1 cargo bench --bench search`).
-pub const RESCORE_MIN: usize = 1024;
+/// 99.5% and 97%, for about a millisecond more of reads
+/// (`MEMKIT_BENCH_RECALL_ONLY=1 cargo bench --bench search`).
+pub const RESCORE_MIN: usize = 2048;
 /// And per hit asked: rows whose bits score well but vectors not are compared too.
 pub const RESCORE_PER_HIT: usize = 10;
 
