@@ -535,10 +535,12 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn vec_of(i: u64, dim: usize) -> Vec<f32> {
+    /// A pseudo-random vector per id (splitmix64), each component in [-shift, 2 - shift): no
+    /// two are collinear.
+    pub(crate) fn random_vector(i: u64, dim: usize, shift: f32) -> Vec<f32> {
         let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (0..dim)
             .map(|_| {
@@ -546,10 +548,14 @@ mod tests {
                 let mut z = x;
                 z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
                 z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                // An offset every vector shares, as real embeddings have.
-                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 0.7
+                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - shift
             })
             .collect()
+    }
+
+    /// With an offset every vector shares, as real embeddings have.
+    fn vec_of(i: u64, dim: usize) -> Vec<f32> {
+        random_vector(i, dim, 0.7)
     }
 
     fn exact(all: &[(u64, Vec<f32>)], q: &[f32], k: usize) -> Vec<u64> {

@@ -553,18 +553,8 @@ mod tests {
     const DIM: usize = 16;
     const MODEL: &str = "test-model";
 
-    /// A pseudo-random vector per id (splitmix64): no two are collinear.
     fn vec_of(i: u64) -> Vec<f32> {
-        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (0..DIM)
-            .map(|_| {
-                x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect()
+        crate::index::flat::tests::random_vector(i, DIM, 1.0)
     }
 
     fn put(conn: &Connection, ids: impl Iterator<Item = (i64, u64)>, at: &str) {
