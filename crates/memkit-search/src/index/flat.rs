@@ -66,11 +66,16 @@ impl Kind {
     }
 }
 
+/// `path` with `ext` appended (`X.vec` → `X.vec.data`).
+pub fn sidecar(path: &Path, ext: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(ext);
+    s.into()
+}
+
 /// The data file beside an index file.
 pub fn data_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".data");
-    s.into()
+    sidecar(path, ".data")
 }
 
 fn words(dim: usize) -> usize {
@@ -125,15 +130,9 @@ pub struct Writer {
     buf: Vec<u64>,
 }
 
-fn tmp_of(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(".tmp");
-    s.into()
-}
-
 impl Writer {
     pub fn create(path: &Path, dim: usize, kind: Kind, mean: Vec<f32>) -> Result<Writer> {
-        let tmp = (tmp_of(path), tmp_of(&data_path(path)));
+        let tmp = (sidecar(path, ".tmp"), sidecar(&data_path(path), ".tmp"));
         let mut idx = BufWriter::with_capacity(1 << 20, File::create(&tmp.0)?);
         idx.write_all(&[0u8; HEADER])?;
         for m in &mean {
@@ -229,7 +228,6 @@ pub struct Part {
     pub dim: usize,
     pub kind: Kind,
     rows: usize,
-    mean_at: usize,
     rows_at: usize,
     stride: usize,
 }
@@ -256,7 +254,6 @@ impl Part {
         let dim = u32::from_le_bytes(idx[8..12].try_into().unwrap()) as usize;
         let kind = Kind::from_tag(idx[12]).ok_or_else(|| bad("unknown storage"))?;
         let rows = u64::from_le_bytes(idx[16..24].try_into().unwrap()) as usize;
-        let mean_at = HEADER;
         let rows_at = HEADER + 4 * dim + if dim % 2 == 1 { 4 } else { 0 };
         let stride = 8 + 8 * words(dim);
         if dim == 0 || idx.len() != rows_at + rows * stride {
@@ -272,7 +269,6 @@ impl Part {
             dim,
             kind,
             rows,
-            mean_at,
             rows_at,
             stride,
         })
@@ -284,7 +280,7 @@ impl Part {
     }
 
     pub fn mean(&self) -> Vec<f32> {
-        self.idx[self.mean_at..self.mean_at + 4 * self.dim]
+        self.idx[HEADER..HEADER + 4 * self.dim]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect()
@@ -302,65 +298,49 @@ impl Part {
 
     /// A row's unit vector.
     pub fn vector(&self, row: usize) -> Result<Vec<f32>> {
-        let b = self.row(row)?;
-        let b = b.as_slice();
-        Ok(match self.kind {
-            Kind::F32 => b
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-            Kind::F16 => b
-                .chunks_exact(2)
-                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
-                .collect(),
-            Kind::I8 => {
-                let s = f32::from_le_bytes(b[..4].try_into().unwrap());
-                b[4..].iter().map(|&x| x as i8 as f32 * s).collect()
-            }
-        })
+        let mut v = vec![0f32; self.dim];
+        self.decode(row, &mut v)?;
+        Ok(v)
     }
 
-    /// A row's bytes in the data file.
-    fn row(&self, row: usize) -> Result<Vec<u8>> {
+    /// `q` · the row's vector; `buf` holds the decoded row.
+    fn dot(&self, row: usize, q: &[f32], buf: &mut [f32]) -> Result<f32> {
+        self.decode(row, buf)?;
+        Ok(dot(buf, q))
+    }
+
+    /// A row's unit vector into `out`, read from the data file.
+    fn decode(&self, row: usize, out: &mut [f32]) -> Result<()> {
         use std::os::unix::fs::FileExt;
         let n = self.kind.row_bytes(self.dim);
         let mut b = vec![0u8; n];
         self.data.read_exact_at(&mut b, (row * n) as u64)?;
-        Ok(b)
-    }
-
-    /// `q` · the row's vector; `buf` holds a decoded f16 row.
-    fn dot(&self, row: usize, q: &[f32], buf: &mut [f32]) -> Result<f32> {
-        let b = self.row(row)?;
-        let b = b.as_slice();
-        Ok(match self.kind {
+        match self.kind {
             Kind::F32 => {
-                for (o, c) in buf.iter_mut().zip(b.chunks_exact(4)) {
+                for (o, c) in out.iter_mut().zip(b.chunks_exact(4)) {
                     *o = f32::from_le_bytes(c.try_into().unwrap());
                 }
-                dot(buf, q)
             }
             Kind::F16 => {
                 // SAFETY: any two bytes are an f16; align_to takes only what is aligned.
                 let (pre, halves, _) = unsafe { b.align_to::<half::f16>() };
                 if pre.is_empty() && halves.len() == self.dim && cfg!(target_endian = "little") {
                     // Converted with F16C where the CPU has it.
-                    halves.convert_to_f32_slice(buf);
+                    halves.convert_to_f32_slice(out);
                 } else {
-                    for (o, c) in buf.iter_mut().zip(b.chunks_exact(2)) {
+                    for (o, c) in out.iter_mut().zip(b.chunks_exact(2)) {
                         *o = half::f16::from_le_bytes([c[0], c[1]]).to_f32();
                     }
                 }
-                dot(buf, q)
             }
             Kind::I8 => {
                 let s = f32::from_le_bytes(b[..4].try_into().unwrap());
-                for (o, &x) in buf.iter_mut().zip(&b[4..]) {
-                    *o = x as i8 as f32;
+                for (o, &x) in out.iter_mut().zip(&b[4..]) {
+                    *o = x as i8 as f32 * s;
                 }
-                dot(buf, q) * s
             }
-        })
+        }
+        Ok(())
     }
 
     /// The cosine of `q` with each of `keys` this part holds (a record by its best window),
@@ -381,9 +361,7 @@ impl Part {
         for r in 0..self.rows {
             let k = self.key(r);
             if sketch.may_hold(k) && keys.contains(&k) && !skip(k) {
-                let s = self.dot(r, &u, &mut buf)?;
-                let e = best.entry(k).or_insert(f32::MIN);
-                *e = e.max(s);
+                keep_best(&mut best, k, self.dot(r, &u, &mut buf)?);
             }
         }
         Ok(best)
@@ -416,15 +394,19 @@ impl Part {
         picked.sort_unstable();
         let mut buf = vec![0f32; self.dim];
         for r in picked {
-            let s = self.dot(r, &u, &mut buf)?;
-            let e = best.entry(self.key(r)).or_insert(f32::MIN);
-            *e = e.max(s);
+            keep_best(&mut best, self.key(r), self.dot(r, &u, &mut buf)?);
         }
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         Ok(out)
     }
+}
+
+/// Keeps a key's best similarity (a record's best window, or its best in either part).
+pub fn keep_best(best: &mut HashMap<u64, f32>, key: u64, s: f32) {
+    let e = best.entry(key).or_insert(f32::MIN);
+    *e = e.max(s);
 }
 
 /// A 65,536-bit sketch of a few keys: a row whose key misses it is passed over without a hash

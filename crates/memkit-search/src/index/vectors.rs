@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::flat::{self, Kind, Part, Writer};
+use super::flat::{self, Kind, Part, Writer, sidecar};
 use super::{Check, Layout, Options, Report, State, VectorState, index_err};
 use memkit_core::Result;
 use memkit_core::store::{embeddings, vector_key};
@@ -72,6 +72,12 @@ impl Vectors {
         Some(keys)
     }
 
+    /// The main file with its dead keys (none listed: `None`), then the delta.
+    fn parts(&self) -> impl Iterator<Item = (&Part, Option<&HashSet<u64>>)> {
+        let dead = (!self.dead.is_empty()).then_some(&self.dead);
+        std::iter::once((&self.main, dead)).chain(self.delta.iter().map(|d| (d, None)))
+    }
+
     /// The `k` keys nearest `q` with their cosine similarity, best first, ties by key; only
     /// keys in `allowed` when given, filtered inside the scan, never from a global top-k (a
     /// small project would get a short page).
@@ -85,15 +91,12 @@ impl Vectors {
             return Ok(vec![]);
         }
         let mut best: HashMap<u64, f32> = HashMap::new();
-        let dead = (!self.dead.is_empty()).then_some(&self.dead);
-        let parts = std::iter::once((&self.main, dead)).chain(self.delta.iter().map(|d| (d, None)));
-        for (part, dead) in parts {
+        for (part, dead) in self.parts() {
             let keep = |key: u64| {
                 allowed.is_none_or(|a| a.contains(&key)) && dead.is_none_or(|d| !d.contains(&key))
             };
             for (key, s) in part.search(q, k, &keep)? {
-                let e = best.entry(key).or_insert(f32::MIN);
-                *e = e.max(s);
+                flat::keep_best(&mut best, key, s);
             }
         }
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
@@ -101,25 +104,18 @@ impl Vectors {
         out.truncate(k);
         Ok(out)
     }
-}
 
-impl Vectors {
     /// The cosine of `q` with each of `keys` the index holds (a record by its best window).
     pub fn similarities(&self, q: &[f32], keys: &[u64]) -> Result<HashMap<u64, f64>> {
         let want: HashSet<u64> = keys.iter().copied().collect();
-        let mut out: HashMap<u64, f64> = HashMap::new();
-        let dead = |k: u64| self.dead.contains(&k);
-        let parts =
-            std::iter::once((&self.main, true)).chain(self.delta.iter().map(|d| (d, false)));
-        for (part, main) in parts {
-            let none = |_: u64| false;
-            let skip: &dyn Fn(u64) -> bool = if main { &dead } else { &none };
-            for (k, s) in part.similarities(q, &want, skip)? {
-                let e = out.entry(k).or_insert(f64::MIN);
-                *e = e.max(s as f64);
+        let mut best: HashMap<u64, f32> = HashMap::new();
+        for (part, dead) in self.parts() {
+            let skip = |key: u64| dead.is_some_and(|d| d.contains(&key));
+            for (key, s) in part.similarities(q, &want, &skip)? {
+                flat::keep_best(&mut best, key, s);
             }
         }
-        Ok(out)
+        Ok(best.into_iter().map(|(k, s)| (k, s as f64)).collect())
     }
 }
 
@@ -134,12 +130,6 @@ pub const DELTA_SHARE: f64 = 0.125;
 /// The most keys compared one by one with the database's own vectors (exact f32) rather than
 /// through the index: so few vectors read from the database cost a few milliseconds.
 pub const EXACT_MAX: usize = 8192;
-
-fn sidecar(path: &Path, ext: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(ext);
-    s.into()
-}
 
 /// The delta's file beside the main one.
 fn delta_file(file: &str) -> String {

@@ -819,10 +819,16 @@ impl Searcher {
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
         }
-        // The candidates were read brief: the ones reranked or shown are read whole.
+        // The candidates' observations were read brief: those reranked or shown are read
+        // whole (sessions and learnings were read whole already).
         let stage = self.reranker.as_ref().filter(|_| req.rerank);
         let shown = limit.max(stage.map_or(0, |s| s.depth));
-        let whole: Vec<u64> = scored.iter().take(shown).map(|s| s.1).collect();
+        let whole: Vec<u64> = scored
+            .iter()
+            .take(shown)
+            .map(|s| s.1)
+            .filter(|k| c.docs[k].source == "observation")
+            .collect();
         for d in crate::index::load_docs(&self.conn, &whole)? {
             c.docs.insert(d.key, d);
         }
