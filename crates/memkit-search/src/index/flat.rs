@@ -9,8 +9,8 @@
 //! reads 40 bytes a row in order (fault-around maps them 64 KB at a time) and a thousand rows'
 //! vectors, and a rebuild is a write of every vector, not a graph built for minutes.
 //!
-//! `X.vec`: header (magic, dim, storage, rows), the mean, then per row its key (u64) and its
-//! code (dim bits in u64 words). `X.vec.data`: per row its unit vector in the storage asked
+//! `X.vec`: header (magic, dim, storage, rows), the mean, then per row its key (u64), its
+//! scale (f32, see [`code`]) and its code (dim bits, in bytes). `X.vec.data`: per row its unit vector in the storage asked
 //! (f32, f16, or i8 with the row's scale). Rows of one key are a long record's windows.
 
 use std::collections::{BinaryHeap, HashMap};
@@ -24,8 +24,10 @@ use memmap2::Mmap;
 use super::index_err;
 use memkit_core::Result;
 
-const MAGIC: &[u8; 8] = b"MKVEC001";
+const MAGIC: &[u8; 8] = b"MKVEC002";
 const HEADER: usize = 32;
+/// Where a row's code starts: after its key and scale.
+const ROW_CODE: usize = 12;
 
 /// How a row's vector is stored in the data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +80,51 @@ pub fn data_path(path: &Path) -> PathBuf {
     sidecar(path, ".data")
 }
 
+/// The rotated space's dimension: the next power of two (a code has a bit for each).
+fn padded(dim: usize) -> usize {
+    dim.next_power_of_two().max(64)
+}
+
 fn words(dim: usize) -> usize {
-    dim.div_ceil(64)
+    padded(dim) / 64
+}
+
+/// A fixed random rotation of `x` into `out` (`padded(x.len())` long): three rounds of random
+/// sign flips, each followed by a normalised Walsh–Hadamard transform. Sign bits of a vector
+/// as it is say little where its energy sits in a few components (a short text's hashed
+/// vector, an embedding whose components differ in spread); after the rotation every bit
+/// carries a share of the whole vector (RaBitQ's rotation, in O(d log d)).
+fn rotate(x: &[f32], out: &mut [f32]) {
+    let n = out.len();
+    out.fill(0.0);
+    out[..x.len()].copy_from_slice(x);
+    let norm = 1.0 / (n as f32).sqrt();
+    let mut seed = 0x6d65_6d6b_6974_u64;
+    for _ in 0..3 {
+        for chunk in out.chunks_mut(64) {
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            for (i, v) in chunk.iter_mut().enumerate() {
+                if z >> i & 1 == 1 {
+                    *v = -*v;
+                }
+            }
+        }
+        let mut h = 1;
+        while h < n {
+            for block in out.chunks_mut(2 * h) {
+                let (a, b) = block.split_at_mut(h);
+                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                    (*x, *y) = (*x + *y, *x - *y);
+                }
+            }
+            h *= 2;
+        }
+        out.iter_mut().for_each(|v| *v *= norm);
+    }
 }
 
 fn unit(v: &[f32]) -> Vec<f32> {
@@ -91,14 +136,23 @@ fn unit(v: &[f32]) -> Vec<f32> {
     }
 }
 
-/// The sign bits of `u - mean`.
-fn code(u: &[f32], mean: &[f32], out: &mut [u64]) {
+/// The sign bits of `r`, [`rotate`]d `u - mean`, and the scale that turns a query's sum over
+/// them into an estimate of `q · r`: |r|² / Σ|rᵢ| (RaBitQ's estimator). Sign bits alone treat
+/// a row near the mean like one far from it.
+fn code(u: &[f32], mean: &[f32], out: &mut [u64]) -> f32 {
     out.fill(0);
-    for (i, (x, m)) in u.iter().zip(mean).enumerate() {
-        if x > m {
+    let diff: Vec<f32> = u.iter().zip(mean).map(|(x, m)| x - m).collect();
+    let mut rotated = vec![0f32; padded(u.len())];
+    rotate(&diff, &mut rotated);
+    let (mut sq, mut abs) = (0f32, 0f32);
+    for (i, &r) in rotated.iter().enumerate() {
+        sq += r * r;
+        abs += r.abs();
+        if r > 0.0 {
             out[i / 64] |= 1 << (i % 64);
         }
     }
+    if abs > 0.0 { sq / abs } else { 0.0 }
 }
 
 /// The mean of the unit vectors of `windows`: what the sign bits are taken against, so that a
@@ -159,8 +213,9 @@ impl Writer {
     pub fn push(&mut self, key: u64, v: &[f32]) -> Result<()> {
         debug_assert_eq!(v.len(), self.dim);
         let u = unit(v);
-        code(&u, &self.mean, &mut self.buf);
+        let scale = code(&u, &self.mean, &mut self.buf);
         self.idx.write_all(&key.to_le_bytes())?;
+        self.idx.write_all(&scale.to_le_bytes())?;
         for w in &self.buf {
             self.idx.write_all(&w.to_le_bytes())?;
         }
@@ -234,10 +289,11 @@ pub struct Part {
 
 /// How many rows a search compares by their vectors, at least: a store this small (or a
 /// filter this narrow) is compared whole, so its order is exact. With MiniLM on 18,858 rows
-/// (qmsum-val), 1,024 rows found 98% of the exact top 10 and 91% of the top 100; 2,048 rows
-/// 99.5% and 97%, for about a millisecond more of reads
-/// (`MEMKIT_BENCH_RECALL_ONLY=1 cargo bench --bench search`).
-pub const RESCORE_MIN: usize = 2048;
+/// (qmsum-val), 1,024 rows found 99.8% of the exact top 10 and, at the 1,000 rows a top 100
+/// takes, 96% of it; on the bench's 256-d hashed vectors at 100k, 99.8% and 98.9%
+/// (`MEMKIT_BENCH_RECALL_ONLY=1 cargo bench --bench search`). Before the rotation, 2,048 rows
+/// found 99.5% and 97% on MiniLM and 78% of the hashed top 100.
+pub const RESCORE_MIN: usize = 1024;
 /// And per hit asked: rows whose bits score well but vectors not are compared too.
 pub const RESCORE_PER_HIT: usize = 10;
 
@@ -249,13 +305,17 @@ impl Part {
         // never changed in place; a reader keeps the file it mapped.
         let idx = unsafe { Mmap::map(&f)? };
         if idx.len() < HEADER || &idx[..8] != MAGIC {
-            return Err(bad("not a memkit vector index"));
+            return Err(bad(if idx.starts_with(b"MKVEC") {
+                "written by an older memkit (the next mem-index rebuilds it)"
+            } else {
+                "not a memkit vector index"
+            }));
         }
         let dim = u32::from_le_bytes(idx[8..12].try_into().unwrap()) as usize;
         let kind = Kind::from_tag(idx[12]).ok_or_else(|| bad("unknown storage"))?;
         let rows = u64::from_le_bytes(idx[16..24].try_into().unwrap()) as usize;
         let rows_at = HEADER + 4 * dim + if dim % 2 == 1 { 4 } else { 0 };
-        let stride = 8 + 8 * words(dim);
+        let stride = ROW_CODE + 8 * words(dim);
         if dim == 0 || idx.len() != rows_at + rows * stride {
             return Err(bad("size does not match its header"));
         }
@@ -380,12 +440,14 @@ impl Part {
             return Ok(vec![]);
         }
         let u = unit(q);
+        let mut rotated = vec![0f32; padded(self.dim)];
+        rotate(&u, &mut rotated);
         let depth = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
         let rows = &self.idx[self.rows_at..];
         let mut picked = scan(
             rows,
             self.stride,
-            &tables(&u, words(self.dim) * 8),
+            &tables(&rotated, words(self.dim) * 8),
             depth,
             keep,
         );
@@ -462,8 +524,8 @@ fn tables(q: &[f32], bytes: usize) -> Vec<[i16; 256]> {
         .collect()
 }
 
-/// The `depth` rows whose bits the query's [`tables`] score highest, ties to the earlier row;
-/// `keep` is asked only of rows that would enter.
+/// The `depth` rows whose bits the query's [`tables`] score highest (times the row's scale),
+/// ties to the earlier row; `keep` is asked only of rows that would enter.
 fn scan(
     rows: &[u8],
     stride: usize,
@@ -472,17 +534,20 @@ fn scan(
     keep: &dyn Fn(u64) -> bool,
 ) -> Vec<usize> {
     use std::cmp::Reverse;
-    // The worst row kept on top: the lowest score, then the later row.
+    // The worst row kept on top: the lowest score, then the later row. Scores as integers
+    // that order as the floats do.
     let mut heap: BinaryHeap<Reverse<(i32, Reverse<usize>)>> = BinaryHeap::with_capacity(depth + 1);
     for (r, row) in rows.chunks_exact(stride).enumerate() {
         // Four sums, so that the adds of one do not wait on another's.
         let mut acc = [0i32; 4];
-        for (c, t) in row[8..].chunks_exact(4).zip(tables.chunks_exact(4)) {
+        for (c, t) in row[ROW_CODE..].chunks_exact(4).zip(tables.chunks_exact(4)) {
             for i in 0..4 {
                 acc[i] += t[i][c[i] as usize] as i32;
             }
         }
-        let entry = (acc.iter().sum::<i32>(), Reverse(r));
+        let scale = f32::from_le_bytes(row[8..ROW_CODE].try_into().unwrap());
+        let bits = (acc.iter().sum::<i32>() as f32 * scale).to_bits() as i32;
+        let entry = (bits ^ ((bits >> 31) & i32::MAX), Reverse(r));
         if heap.len() == depth && heap.peek().is_some_and(|w| entry <= w.0) {
             continue;
         }

@@ -40,6 +40,9 @@ pub const MAX_LIMIT: usize = 10_000;
 /// must not depend on how many were asked for. 100 keeps hybrid well inside its latency budget.
 pub const FUSION_DEPTH: usize = 100;
 
+/// Record keys with an arm's score, best first.
+type Scored = Vec<(u64, f64)>;
+
 /// The exact text embedded for a search query with `model`: [`crate::embed::query_text`] with
 /// the installed model's manifest (the query alone when it is not installed).
 pub fn query_text(model: &str, query: &str) -> String {
@@ -851,69 +854,42 @@ impl Searcher {
             Engine::Auto | Engine::Vector => self.query_vector(&req.text)?,
             _ => None,
         };
-        let (lexical, lex_name): (Vec<(u64, f64)>, Option<&'static str>) = match req.engine {
-            Engine::Vector => (vec![], None),
-            Engine::Fts => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
-            _ => match &self.bm25 {
-                Some(b) => (
-                    bm25_search(b, &req.text, &req.filters, k, self.bm25_params())?,
-                    Some("bm25"),
-                ),
-                None => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
-            },
-        };
-        // Learnings are few: the textbook BM25 over those that pass ranks them, merged into the
-        // lexical list by score.
-        let mut lexical = lexical;
         // Read once: the lexical list and the vector arm's filter both need them.
         let learned = if req.engine != Engine::Vector || req.filters.restricts() {
             req.filters.learnings(&self.conn)?
         } else {
             Vec::new()
         };
-        if req.engine != Engine::Vector && !learned.is_empty() {
-            let ix = crate::textbook::Index::new(learned.iter().map(|l| {
-                (
-                    memkit_core::store::vector_key("learning", l.id).to_string(),
-                    l.content.clone(),
-                )
-            }));
-            lexical.extend(
-                ix.search(&req.text)
-                    .into_iter()
-                    .take(k)
-                    .filter_map(|(key, score)| Some((key.parse().ok()?, score))),
-            );
-            lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        }
         let vectors = if qvec.is_some() { self.vectors() } else { None };
-        let vector: Vec<(u64, f64)> = match (&qvec, vectors) {
-            (Some(q), Some(v)) => {
-                let allowed = req.filters.keys(&self.conn, &learned)?;
-                // A narrow filter, or a small index, is compared whole: exact, and the same
-                // whatever order the graph was built in.
-                let few = match &allowed {
-                    Some(a) if a.len() <= EXACT_MAX => Some(a.iter().copied().collect()),
-                    None if v.size() <= EXACT_MAX => v.keys(),
-                    _ => None,
-                };
-                match few {
-                    Some(keys) => {
-                        let mut out: Vec<(u64, f64)> = self
-                            .similarities(q, &v.model, v.dim, keys.iter())?
-                            .into_iter()
-                            .collect();
-                        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                        out.truncate(k);
-                        out
-                    }
-                    None => v
-                        .search(q, k, allowed.as_ref())?
-                        .into_iter()
-                        .map(|(k, s)| (k, s as f64))
-                        .collect(),
-                }
+        let allowed = match vectors {
+            Some(_) => req.filters.keys(&self.conn, &learned)?,
+            None => None,
+        };
+        // A narrow filter, or a small index, is compared whole: exact, and the same whatever
+        // order the rows were written in.
+        let few: Option<Vec<u64>> = vectors.and_then(|v| match &allowed {
+            Some(a) if a.len() <= EXACT_MAX => Some(a.iter().copied().collect()),
+            None if v.size() <= EXACT_MAX => v.keys(),
+            _ => None,
+        });
+        // (Not on a second thread: measured, the thread's own arena and the TLB shootdowns
+        // of its unmaps cost more than the scan it would overlap.)
+        let (lexical, lex_name) = self.lexical(req, k, &learned)?;
+        let vector: Scored = match (&qvec, vectors, few) {
+            (Some(q), Some(v), Some(keys)) => {
+                let mut out: Scored = self
+                    .similarities(q, &v.model, v.dim, keys.iter())?
+                    .into_iter()
+                    .collect();
+                out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                out.truncate(k);
+                out
             }
+            (Some(q), Some(v), None) => v
+                .search(q, k, allowed.as_ref())?
+                .into_iter()
+                .map(|(k, s)| (k, s as f64))
+                .collect(),
             _ => vec![],
         };
         if req.engine == Engine::Vector && vectors.is_none() {
@@ -952,6 +928,45 @@ impl Searcher {
             mode,
             docs,
         })
+    }
+
+    /// The lexical arm's candidates, best first: BM25 (or FTS5 without the index), with the
+    /// learnings that pass merged in by their textbook BM25 score.
+    fn lexical(
+        &self,
+        req: &Request,
+        k: usize,
+        learned: &[memkit_core::store::learnings::Learning],
+    ) -> Result<(Scored, Option<&'static str>)> {
+        let (mut lexical, lex_name): (Scored, Option<&'static str>) = match req.engine {
+            Engine::Vector => return Ok((vec![], None)),
+            Engine::Fts => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
+            _ => match &self.bm25 {
+                Some(b) => (
+                    bm25_search(b, &req.text, &req.filters, k, self.bm25_params())?,
+                    Some("bm25"),
+                ),
+                None => (self.fts(&req.text, &req.filters, k)?, Some("fts")),
+            },
+        };
+        // Learnings are few: the textbook BM25 over those that pass ranks them, merged into the
+        // lexical list by score.
+        if !learned.is_empty() {
+            let ix = crate::textbook::Index::new(learned.iter().map(|l| {
+                (
+                    memkit_core::store::vector_key("learning", l.id).to_string(),
+                    l.content.clone(),
+                )
+            }));
+            lexical.extend(
+                ix.search(&req.text)
+                    .into_iter()
+                    .take(k)
+                    .filter_map(|(key, score)| Some((key.parse().ok()?, score))),
+            );
+            lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        }
+        Ok((lexical, lex_name))
     }
 
     fn similarities<'a>(
