@@ -229,7 +229,7 @@ pub fn briefs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<Observation>>
 }
 
 /// The latest `limit` observations of a project (only its manual notes with `notes_only`),
-/// newest first.
+/// newest first, read brief ([`BRIEF_COLS`]: SessionStart lists titles, not details).
 pub fn latest_of_project(
     conn: &Connection,
     project: &str,
@@ -237,8 +237,9 @@ pub fn latest_of_project(
     limit: usize,
 ) -> Result<Vec<Observation>> {
     let notes = if notes_only { " AND is_manual = 1" } else { "" };
-    select(
+    select_cols(
         conn,
+        BRIEF_COLS,
         &format!("project = ?1{notes} ORDER BY created_at DESC LIMIT ?2"),
         params![project, limit as i64],
     )

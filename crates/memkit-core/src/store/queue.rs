@@ -382,29 +382,54 @@ pub fn file_calls(
     } else {
         format!("'Read', {}", edit_tools_sql())
     };
-    let input = if edits_only {
-        "json_extract(q.payload, '$.tool_input')"
-    } else {
-        "NULL"
-    };
+    // Read from the covering index unordered and sorted here: SQLite's sorter (a temporary
+    // b-tree) took 3 ms for 1,700 calls, the read 0.6. The calls of a few sessions are few
+    // enough to hold.
     let mut st = conn.prepare(&format!(
-        "SELECT q.session_id, q.tool_name, q.files, q.created_at, q.id, {input}
+        "SELECT q.session_id, q.tool_name, q.files, q.created_at, q.id
            FROM pending_queue q
-          WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})
-          ORDER BY q.created_at DESC, q.id DESC LIMIT {limit}"
+          WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})"
     ))?;
     let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
-        let input: Option<String> = r.get(5)?;
         Ok(FileCall {
             id: r.get(4)?,
             session_id: r.get(0)?,
             tool: r.get(1)?,
             files: super::parse_list(r.get(2)?),
             at: r.get(3)?,
-            input: input.and_then(|i| serde_json::from_str(&i).ok()),
+            input: None,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut calls: Vec<FileCall> = rows.collect::<rusqlite::Result<_>>()?;
+    calls.sort_unstable_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    calls.truncate(limit);
+    if edits_only {
+        // The edits' inputs (from the payload, which the index does not hold) only for the
+        // calls kept.
+        let ids: Vec<i64> = calls.iter().map(|c| c.id).collect();
+        let inputs: HashMap<i64, serde_json::Value> = super::by_chunks(&ids, 500, |list| {
+            let mut st = conn.prepare(&format!(
+                "SELECT id, json_extract(payload, '$.tool_input') FROM pending_queue
+                  WHERE id IN ({list})"
+            ))?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+            })?;
+            Ok(rows
+                .filter_map(|r| match r {
+                    Ok((id, Some(i))) => Some(Ok((id, serde_json::from_str(&i).ok()?))),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()?)
+        })?
+        .into_iter()
+        .collect();
+        for c in &mut calls {
+            c.input = inputs.get(&c.id).cloned();
+        }
+    }
+    Ok(calls)
 }
 
 /// How often one file was edited over some sessions.
