@@ -616,6 +616,35 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_rotation_keeps_every_dot_product_and_spreads_a_sparse_vector() {
+        for dim in [48, 256, 384] {
+            let n = padded(dim);
+            let (mut ra, mut rb) = (vec![0f32; n], vec![0f32; n]);
+            for i in 0..20u64 {
+                let (a, b) = (vec_of(i, dim), vec_of(i + 100, dim));
+                rotate(&a, &mut ra);
+                rotate(&b, &mut rb);
+                let (before, after) = (dot(&a, &b), dot(&ra, &rb));
+                assert!(
+                    (before - after).abs() < 1e-3 * before.abs().max(1.0),
+                    "{dim}: {before} {after}"
+                );
+            }
+            // One component alone: after the rotation, no component holds a quarter of it and
+            // nearly every one holds some (so nearly every bit of the code says something).
+            let mut one = vec![0f32; dim];
+            one[dim / 3] = 1.0;
+            rotate(&one, &mut ra);
+            assert!(ra.iter().all(|x| x.abs() < 0.5), "{dim}: {ra:?}");
+            let some = ra
+                .iter()
+                .filter(|x| x.abs() > 0.1 / (n as f32).sqrt())
+                .count();
+            assert!(some * 10 >= n * 9, "{dim}: {some} of {n}");
+        }
+    }
+
+    #[test]
     fn a_search_finds_what_comparing_every_vector_finds_in_every_storage() {
         let tmp = tempfile::tempdir().unwrap();
         let dim = 48;
