@@ -243,11 +243,7 @@ fn configure(conn: &mut Connection, wait: Wait) -> Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
-    // Pages read through a mapping, not copied into a page cache the process has to allocate
-    // and fault in first: a hook reads a few hundred scattered pages once and exits.
-    conn.execute_batch(
-        "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA mmap_size=1073741824;",
-    )?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")?;
     // Every tool is a short-lived process, usually the only connection: without this each exit
     // would checkpoint the whole WAL (page writes + fsyncs), which is most of a hook's cost.
     conn.set_db_config(
