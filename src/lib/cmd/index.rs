@@ -35,9 +35,9 @@ const DETAILS: &str = r#"
 Indexes live in $MEM_HOME/index/: bm25/ (tantivy, English stemming over title, summary, detail,
 facts, concepts, tags and file paths; project, type, session, tags and time as filter fields),
 vectors-<model>-<dim>.vec (cosine, one per model and dimension found in the embeddings table,
-keyed by store::vector_key: each vector's key and sign bits, scanned whole by a search, with the
-vectors themselves in a .vec.data file beside it; a .delta.vec holds what later runs added until it
-is merged) and state.json (how far
+keyed by store::vector_key: each vector's key, scale and sign bits after a fixed rotation,
+scanned whole by a search, with the vectors themselves in a .vec.data file beside it; a .delta.vec
+holds what later runs added until it is merged) and state.json (how far
 each index got: the largest observations.updated_at and embeddings.created_at indexed, the session
 summaries' hashes, the known tags).
 
@@ -48,6 +48,8 @@ The database is the source of truth. A run compares the keys of each index with 
 records missing from the index or changed since the last run are (re)indexed, records gone from the
 database are removed. An index that is missing, unreadable, of another storage type, or without
 state.json is rebuilt from scratch and its record says why.
+
+On a terminal, a progress bar says how far each index being built got, with the time left.
 
 Output: one index record per index (index, docs, added, updated, removed, rebuilt, reason), then a
 summary record. --check writes one index record per index with missing, extra and up to 20 sample
@@ -150,8 +152,23 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         opts.threads = t.clamp(1, cores);
     }
+    // A first index of a long history takes minutes: say how far each index got.
+    let bar = crate::render::progress_bar(io, "mem-index {msg} {bar:30} {pos}/{len}, {eta} left");
+    if let Some(b) = bar.clone() {
+        opts.progress = Some(index::Progress(std::sync::Arc::new(
+            move |stage, done, total| {
+                b.set_message(stage.to_string());
+                b.set_length(total);
+                b.set_position(done);
+            },
+        )));
+    }
     let reports = index::update(&conn, &layout, &opts)
-        .map_err_context(|| format!("updating the indexes in {}", layout.dir.display()))?;
+        .map_err_context(|| format!("updating the indexes in {}", layout.dir.display()));
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let reports = reports?;
     let recs: Vec<IndexReport> = reports
         .iter()
         .map(|r| IndexReport {

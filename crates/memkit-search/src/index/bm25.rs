@@ -291,7 +291,8 @@ pub fn update(
         }
         todo.push(c.row);
     }
-    for chunk in todo.chunks(2000) {
+    for (i, chunk) in todo.chunks(2000).enumerate() {
+        opts.report("bm25", (i * 2000) as u64, todo.len() as u64);
         for o in memkit_core::store::observations::by_ids(conn, chunk)? {
             let d = Doc::of_observation(o);
             tags.extend(d.tags.iter().map(|t| t.to_lowercase()));
@@ -303,6 +304,7 @@ pub fn update(
                 .map_err(|e| index_err("bm25 add", e))?;
         }
     }
+    opts.report("bm25", todo.len() as u64, todo.len() as u64);
     // Sessions: few, compared by content hash.
     let mut seen_sessions = std::collections::BTreeMap::new();
     for d in super::load_sessions(conn)? {

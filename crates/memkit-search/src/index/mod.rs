@@ -442,6 +442,29 @@ pub struct Options {
     /// Writer heap for tantivy, bytes.
     pub heap: usize,
     pub threads: usize,
+    /// Told how far a long stage got (mem-index draws it as a bar on a terminal).
+    pub progress: Option<Progress>,
+}
+
+/// `(stage, done, total)`: the stage is the index's name (`bm25`, `vectors-<model>-<dim>`),
+/// done and total in records.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<ProgressFn>);
+
+pub type ProgressFn = dyn Fn(&str, u64, u64) + Send + Sync;
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+impl Options {
+    fn report(&self, stage: &str, done: u64, total: u64) {
+        if let Some(p) = &self.progress {
+            (p.0)(stage, done, total);
+        }
+    }
 }
 
 impl Default for Options {
@@ -454,6 +477,7 @@ impl Default for Options {
                 .map(|n| n.get())
                 .unwrap_or(1)
                 .min(4),
+            progress: None,
         }
     }
 }

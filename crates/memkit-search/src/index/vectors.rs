@@ -377,14 +377,19 @@ fn update_one(
             let mean = flat::mean_of(sample.iter().flat_map(|v| v.chunks_exact(*dim)), *dim);
             drop(sample);
             let mut w = Writer::create(&path, *dim, q, mean)?;
-            let mut n = 0u64;
+            let (mut n, mut seen, total) = (0u64, 0u64, plan.keys.len() as u64);
             embeddings::each(conn, model, *dim, |kind, id, v| {
                 if usable(&v) {
                     w.push_all(vector_key(&kind, id), &v)?;
                     n += 1;
                 }
+                seen += 1;
+                if seen.is_multiple_of(4096) {
+                    opts.report(&rep.name, seen, total);
+                }
                 Ok(true)
             })?;
+            opts.report(&rep.name, seen, total);
             w.finish()?;
             rep.added = n;
             rep.updated = 0;
@@ -609,6 +614,36 @@ mod tests {
         assert!(keys.contains(&key(203)) && !keys.contains(&key(20)));
         let c = &check(conn, layout).unwrap()[0];
         assert!(!c.differs(), "{c:?}");
+    }
+
+    #[test]
+    fn a_rebuild_says_how_far_it_got_up_to_every_vector() {
+        let tmp = tempfile::tempdir().unwrap();
+        let conn = memkit_core::store::open(&tmp.path().join("mem.db")).unwrap();
+        let layout = Layout::new(tmp.path());
+        std::fs::create_dir_all(&layout.dir).unwrap();
+        let mut state = State::default();
+        put(
+            &conn,
+            (1..=9000).map(|i| (i, i as u64)),
+            "2026-01-01T00:00:00.000Z",
+        );
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let told = seen.clone();
+        let opts = Options {
+            progress: Some(crate::index::Progress(std::sync::Arc::new(
+                move |stage, done, total| {
+                    told.lock().unwrap().push((stage.to_string(), done, total))
+                },
+            ))),
+            ..Options::default()
+        };
+        update(&conn, &layout, &mut state, &opts).unwrap();
+        let seen = seen.lock().unwrap();
+        let name = format!("vectors-{MODEL}-{DIM}");
+        let steps: Vec<u64> = seen.iter().filter(|s| s.0 == name).map(|s| s.1).collect();
+        assert_eq!(steps, [4096, 8192, 9000], "{seen:?}");
+        assert!(seen.iter().all(|s| s.2 == 9000), "{seen:?}");
     }
 
     #[test]
