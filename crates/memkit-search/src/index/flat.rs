@@ -274,6 +274,9 @@ impl Writer {
     }
 }
 
+/// Keys with their cosine, best first.
+pub type Hits = Vec<(u64, f32)>;
+
 /// A saved index, mapped for reading.
 pub struct Part {
     idx: Mmap,
@@ -436,20 +439,39 @@ impl Part {
         k: usize,
         keep: &dyn Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
+        Ok(self
+            .search_and(q, k, keep, &Default::default(), &|_| false)?
+            .0)
+    }
+
+    /// [`Part::search`], and in the same pass over the rows the similarity of each of `also`
+    /// this part holds (but none `skip` names), as [`Part::similarities`] gives it: the
+    /// lexical arm's candidates cost no second pass.
+    pub fn search_and(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+        also: &std::collections::HashSet<u64>,
+        skip: &dyn Fn(u64) -> bool,
+    ) -> Result<(Hits, HashMap<u64, f32>)> {
         if q.len() != self.dim || k == 0 {
-            return Ok(vec![]);
+            return Ok((vec![], HashMap::new()));
         }
+        let sketch = Sketch::of(also.iter());
+        let wanted = |key: u64| sketch.may_hold(key) && also.contains(&key) && !skip(key);
         let u = unit(q);
         let mut rotated = vec![0f32; padded(self.dim)];
         rotate(&u, &mut rotated);
         let depth = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
         let rows = &self.idx[self.rows_at..];
-        let mut picked = scan(
+        let (mut picked, extra) = scan(
             rows,
             self.stride,
             &tables(&rotated, words(self.dim) * 8),
             depth,
             keep,
+            (!also.is_empty()).then_some(&wanted as &dyn Fn(u64) -> bool),
         );
         let mut best: HashMap<u64, f32> = HashMap::new();
         // In file order: the data file is read forward.
@@ -458,10 +480,14 @@ impl Part {
         for r in picked {
             keep_best(&mut best, self.key(r), self.dot(r, &u, &mut buf)?);
         }
+        let mut sims = HashMap::new();
+        for r in extra {
+            keep_best(&mut sims, self.key(r), self.dot(r, &u, &mut buf)?);
+        }
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
-        Ok(out)
+        Ok((out, sims))
     }
 }
 
@@ -525,19 +551,27 @@ fn tables(q: &[f32], bytes: usize) -> Vec<[i16; 256]> {
 }
 
 /// The `depth` rows whose bits the query's [`tables`] score highest (times the row's scale),
-/// ties to the earlier row; `keep` is asked only of rows that would enter.
+/// ties to the earlier row; `keep` is asked only of rows that would enter. And every row whose
+/// key `also` accepts.
 fn scan(
     rows: &[u8],
     stride: usize,
     tables: &[[i16; 256]],
     depth: usize,
     keep: &dyn Fn(u64) -> bool,
-) -> Vec<usize> {
+    also: Option<&dyn Fn(u64) -> bool>,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut extra = Vec::new();
     use std::cmp::Reverse;
     // The worst row kept on top: the lowest score, then the later row. Scores as integers
     // that order as the floats do.
     let mut heap: BinaryHeap<Reverse<(i32, Reverse<usize>)>> = BinaryHeap::with_capacity(depth + 1);
     for (r, row) in rows.chunks_exact(stride).enumerate() {
+        if let Some(also) = also
+            && also(u64::from_le_bytes(row[..8].try_into().unwrap()))
+        {
+            extra.push(r);
+        }
         // Four sums, so that the adds of one do not wait on another's.
         let mut acc = [0i32; 4];
         for (c, t) in row[ROW_CODE..].chunks_exact(4).zip(tables.chunks_exact(4)) {
@@ -559,7 +593,7 @@ fn scan(
             heap.pop();
         }
     }
-    heap.into_iter().map(|e| (e.0).1.0).collect()
+    (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
 }
 
 /// A dot product in eight lanes, which the compiler keeps in vector registers (a plain sum of
@@ -699,6 +733,16 @@ pub(crate) mod tests {
                     // A filter keeps only what it allows, a full page of it.
                     let odd = p.search(&q, 10, &|k| k % 2 == 1).unwrap();
                     assert!(odd.len() == 10 && odd.iter().all(|x| x.0 % 2 == 1));
+                    // Other keys' similarities from the same pass: as a pass of their own
+                    // gives them, none that `skip` names, and the same hits.
+                    let also: std::collections::HashSet<u64> =
+                        [3, 77, 5_001, 9_999, 123_456].into();
+                    let (hits, sims) = p
+                        .search_and(&q, 10, &|_| true, &also, &|k| k == 77)
+                        .unwrap();
+                    assert_eq!(hits, p.search(&q, 10, &|_| true).unwrap());
+                    assert_eq!(sims, p.similarities(&q, &also, &|k| k == 77).unwrap());
+                    assert_eq!(sims.len(), 3, "{sims:?}");
                 }
                 assert!(
                     found as f64 >= 0.95 * total as f64,

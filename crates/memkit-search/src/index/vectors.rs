@@ -87,22 +87,37 @@ impl Vectors {
         k: usize,
         allowed: Option<&HashSet<u64>>,
     ) -> Result<Vec<(u64, f32)>> {
+        Ok(self.search_and(q, k, allowed, &HashSet::new())?.0)
+    }
+
+    /// [`Vectors::search`], and [`Vectors::similarities`] of `also` from the same pass.
+    pub fn search_and(
+        &self,
+        q: &[f32],
+        k: usize,
+        allowed: Option<&HashSet<u64>>,
+        also: &HashSet<u64>,
+    ) -> Result<(flat::Hits, HashMap<u64, f64>)> {
         if q.len() != self.dim || self.size() == 0 || k == 0 {
-            return Ok(vec![]);
+            return Ok((vec![], HashMap::new()));
         }
         let mut best: HashMap<u64, f32> = HashMap::new();
+        let mut sims: HashMap<u64, f32> = HashMap::new();
         for (part, dead) in self.parts() {
-            let keep = |key: u64| {
-                allowed.is_none_or(|a| a.contains(&key)) && dead.is_none_or(|d| !d.contains(&key))
-            };
-            for (key, s) in part.search(q, k, &keep)? {
+            let gone = |key: u64| dead.is_some_and(|d| d.contains(&key));
+            let keep = |key: u64| allowed.is_none_or(|a| a.contains(&key)) && !gone(key);
+            let (top, found) = part.search_and(q, k, &keep, also, &gone)?;
+            for (key, s) in top {
                 flat::keep_best(&mut best, key, s);
+            }
+            for (key, s) in found {
+                flat::keep_best(&mut sims, key, s);
             }
         }
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
-        Ok(out)
+        Ok((out, sims.into_iter().map(|(k, s)| (k, s as f64)).collect()))
     }
 
     /// The cosine of `q` with each of `keys` the index holds (a record by its best window).

@@ -779,12 +779,17 @@ impl Searcher {
                     let mut sims: HashMap<u64, f64> = c.vector.iter().copied().collect();
                     let rest: Vec<u64> = keys
                         .iter()
-                        .filter(|k| !sims.contains_key(k))
+                        .filter(|k| !sims.contains_key(k) && !c.lexical_sims.contains_key(k))
                         .copied()
                         .collect();
                     // From the index's own vectors: a read of each from the database cost
                     // more than the scan that finds them.
-                    sims.extend(v.similarities(q, &rest)?);
+                    if !rest.is_empty() {
+                        sims.extend(v.similarities(q, &rest)?);
+                    }
+                    for (k, s) in &c.lexical_sims {
+                        sims.entry(*k).or_insert(*s);
+                    }
                     sims
                 }
                 None => HashMap::new(),
@@ -875,6 +880,8 @@ impl Searcher {
         // (Not on a second thread: measured, the thread's own arena and the TLB shootdowns
         // of its unmaps cost more than the scan it would overlap.)
         let (lexical, lex_name) = self.lexical(req, k, &learned)?;
+        // The lexical candidates' similarities come from the scan that finds the vector arm's.
+        let mut lexical_sims = HashMap::new();
         let vector: Scored = match (&qvec, vectors, few) {
             (Some(q), Some(v), Some(keys)) => {
                 let mut out: Scored = self
@@ -885,11 +892,12 @@ impl Searcher {
                 out.truncate(k);
                 out
             }
-            (Some(q), Some(v), None) => v
-                .search(q, k, allowed.as_ref())?
-                .into_iter()
-                .map(|(k, s)| (k, s as f64))
-                .collect(),
+            (Some(q), Some(v), None) => {
+                let also: HashSet<u64> = lexical.iter().map(|x| x.0).collect();
+                let (top, sims) = v.search_and(q, k, allowed.as_ref(), &also)?;
+                lexical_sims = sims;
+                top.into_iter().map(|(k, s)| (k, s as f64)).collect()
+            }
             _ => vec![],
         };
         if req.engine == Engine::Vector && vectors.is_none() {
@@ -923,6 +931,7 @@ impl Searcher {
         Ok(Candidates {
             lexical,
             vector,
+            lexical_sims,
             lex_name,
             query_vector: qvec.filter(|_| vectors.is_some()),
             mode,
@@ -1051,6 +1060,8 @@ struct Candidates {
     lexical: Vec<(u64, f64)>,
     /// (key, cosine similarity), best first.
     vector: Vec<(u64, f64)>,
+    /// The cosine of lexical candidates the index's scan compared on the way.
+    lexical_sims: HashMap<u64, f64>,
     /// `bm25` or `fts`; `None` when only vectors were asked for.
     lex_name: Option<&'static str>,
     /// The query's vector, when a vector index can use it.
