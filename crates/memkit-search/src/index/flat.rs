@@ -10,8 +10,8 @@
 //! vectors, and a rebuild is a write of every vector, not a graph built for minutes.
 //!
 //! `X.vec`: header (magic, dim, storage, rows), the mean, then per row its key (u64), its
-//! scale (f32, see [`code`]) and its code (dim bits, in bytes). `X.vec.data`: per row its unit vector in the storage asked
-//! (f32, f16, or i8 with the row's scale). Rows of one key are a long record's windows.
+//! scale (f32, see [`code`]) and its code (a bit per rotated dimension, in bytes). `X.vec.data`:
+//! per row its unit vector in the storage asked (f32, f16, or i8 with the row's scale). Rows of one key are a long record's windows.
 
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
@@ -414,18 +414,23 @@ impl Part {
         keys: &std::collections::HashSet<u64>,
         skip: &dyn Fn(u64) -> bool,
     ) -> Result<HashMap<u64, f32>> {
-        let mut best: HashMap<u64, f32> = HashMap::new();
         if q.len() != self.dim || keys.is_empty() {
-            return Ok(best);
+            return Ok(HashMap::new());
         }
-        let u = unit(q);
-        let sketch = Sketch::of(keys.iter());
+        let wanted = wanted(keys, skip);
+        self.cosines(&unit(q), (0..self.rows).filter(|r| wanted(self.key(*r))))
+    }
+
+    /// The cosine of the unit vector `u` with each key of `rows`, by its best row.
+    fn cosines(
+        &self,
+        u: &[f32],
+        rows: impl IntoIterator<Item = usize>,
+    ) -> Result<HashMap<u64, f32>> {
+        let mut best = HashMap::new();
         let mut buf = vec![0f32; self.dim];
-        for r in 0..self.rows {
-            let k = self.key(r);
-            if sketch.may_hold(k) && keys.contains(&k) && !skip(k) {
-                keep_best(&mut best, k, self.dot(r, &u, &mut buf)?);
-            }
+        for r in rows {
+            keep_best(&mut best, self.key(r), self.dot(r, u, &mut buf)?);
         }
         Ok(best)
     }
@@ -458,8 +463,7 @@ impl Part {
         if q.len() != self.dim || k == 0 {
             return Ok((vec![], HashMap::new()));
         }
-        let sketch = Sketch::of(also.iter());
-        let wanted = |key: u64| sketch.may_hold(key) && also.contains(&key) && !skip(key);
+        let wanted = (!also.is_empty()).then(|| wanted(also, skip));
         let u = unit(q);
         let mut rotated = vec![0f32; padded(self.dim)];
         rotate(&u, &mut rotated);
@@ -471,19 +475,12 @@ impl Part {
             &tables(&rotated, words(self.dim) * 8),
             depth,
             keep,
-            (!also.is_empty()).then_some(&wanted as &dyn Fn(u64) -> bool),
+            wanted.as_ref().map(|w| w as &dyn Fn(u64) -> bool),
         );
-        let mut best: HashMap<u64, f32> = HashMap::new();
         // In file order: the data file is read forward.
         picked.sort_unstable();
-        let mut buf = vec![0f32; self.dim];
-        for r in picked {
-            keep_best(&mut best, self.key(r), self.dot(r, &u, &mut buf)?);
-        }
-        let mut sims = HashMap::new();
-        for r in extra {
-            keep_best(&mut sims, self.key(r), self.dot(r, &u, &mut buf)?);
-        }
+        let best = self.cosines(&u, picked)?;
+        let sims = self.cosines(&u, extra)?;
         let mut out: Vec<(u64, f32)> = best.into_iter().collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
@@ -495,6 +492,15 @@ impl Part {
 pub fn keep_best(best: &mut HashMap<u64, f32>, key: u64, s: f32) {
     let e = best.entry(key).or_insert(f32::MIN);
     *e = e.max(s);
+}
+
+/// Whether a row's key is one of `keys` and not one `skip` names (the sketch first).
+fn wanted<'a>(
+    keys: &'a std::collections::HashSet<u64>,
+    skip: &'a dyn Fn(u64) -> bool,
+) -> impl Fn(u64) -> bool + 'a {
+    let sketch = Sketch::of(keys.iter());
+    move |k| sketch.may_hold(k) && keys.contains(&k) && !skip(k)
 }
 
 /// A 65,536-bit sketch of a few keys: a row whose key misses it is passed over without a hash

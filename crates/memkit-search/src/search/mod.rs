@@ -784,9 +784,7 @@ impl Searcher {
                         .collect();
                     // From the index's own vectors: a read of each from the database cost
                     // more than the scan that finds them.
-                    if !rest.is_empty() {
-                        sims.extend(v.similarities(q, &rest)?);
-                    }
+                    sims.extend(v.similarities(q, &rest)?);
                     for (k, s) in &c.lexical_sims {
                         sims.entry(*k).or_insert(*s);
                     }
