@@ -366,8 +366,14 @@ pub struct Explain {
     /// Cosine similarity of the query vector and the record's vector (0 without vectors),
     /// times the vector weight.
     pub similarity: f64,
-    /// How far this query's vector list was trusted in fusion (0..1), when less than fully:
-    /// the agreement of its cosines with the lexical order (`mem-search` DETAILS).
+    /// The raw cosine of the query vector and the record's, when both have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f64>,
+    /// Each arm's weight in this query's fusion (0..2, the two summing to 2), when not 1: the
+    /// arm whose best candidates stand out from the rest of its list weighs more; the vector
+    /// arm's is also cut for a query no closer than nonsense (`mem-search` DETAILS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical_weight: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_weight: Option<f64>,
     /// 0.5^(age / half-life).

@@ -798,19 +798,35 @@ impl Searcher {
         if vector_weight == 0.0 {
             c.vector.clear();
         }
-        let fused = fuse(&c.lexical, &c.vector, self.weights.rrf_k, vector_weight);
+        // Each arm's share follows how far its top stands out (see fusion::arm_shares).
+        let (lexical_weight, vector_share) = fusion::arm_shares(
+            &c.lexical.iter().map(|x| x.1).collect::<Vec<_>>(),
+            &c.vector.iter().map(|x| x.1).collect::<Vec<_>>(),
+        );
+        let vector_weight = vector_weight * vector_share;
+        let fused = fuse(
+            &c.lexical,
+            &c.vector,
+            self.weights.rrf_k,
+            lexical_weight,
+            vector_weight,
+        );
         let now_ms = self
             .now_ms
             .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
         let signals = Signals {
             lex_name: c.lex_name,
-            lists: (if c.lexical.is_empty() { 0.0 } else { 1.0 }
-                + if c.vector.is_empty() {
-                    0.0
-                } else {
-                    vector_weight
-                })
+            lists: (if c.lexical.is_empty() {
+                0.0
+            } else {
+                lexical_weight
+            } + if c.vector.is_empty() {
+                0.0
+            } else {
+                vector_weight
+            })
             .max(1.0),
+            lexical_weight,
             vector_weight,
             lex_min: c.lexical.iter().map(|x| x.1).fold(f64::MAX, f64::min),
             lex_max: c.lexical.iter().map(|x| x.1).fold(0.0f64, f64::max),
@@ -1078,18 +1094,20 @@ pub struct Fused {
     pub vector_rank: Option<usize>,
 }
 
-/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60), the vector list's
-/// votes weighted by `vector_weight` ([`fusion::vector_weight`]).
+/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60), each list's votes
+/// weighted by its arm's weight in this query ([`fusion::arm_shares`],
+/// [`fusion::vector_weight`]).
 pub fn fuse(
     lexical: &[(u64, f64)],
     vector: &[(u64, f64)],
     rrf_k: f64,
+    lexical_weight: f64,
     vector_weight: f64,
 ) -> HashMap<u64, Fused> {
     let mut fused: HashMap<u64, Fused> = HashMap::new();
     for (rank, (key, s)) in lexical.iter().enumerate() {
         let e = fused.entry(*key).or_default();
-        e.rrf += 1.0 / (rrf_k + rank as f64 + 1.0);
+        e.rrf += lexical_weight / (rrf_k + rank as f64 + 1.0);
         e.lexical_rank = Some(rank + 1);
         e.lexical_score = Some(*s);
     }
@@ -1107,8 +1125,9 @@ pub struct Signals {
     /// The weights of the retrievers that returned anything (at least 1): relevance is scaled
     /// by it, so that first in every list is 1.
     pub lists: f64,
-    /// The vector arm's weight in this query ([`fusion::vector_weight`]); the similarity is
-    /// scaled by it too.
+    /// Each arm's weight in this query (0..=2: [`fusion::arm_shares`], the vector arm's times
+    /// [`fusion::vector_weight`]); the lexical match and the similarity are scaled by them too.
+    pub lexical_weight: f64,
     pub vector_weight: f64,
     /// The worst and the best lexical score among the candidates.
     pub lex_min: f64,
@@ -1150,12 +1169,16 @@ pub fn rank(
                 // so a weak word match no longer outweighs a close vector. Measured against
                 // the share of the best on the three dev sets: nDCG@10 locomo-dev +.005,
                 // qmsum-val +.003, musique-100 -.002 (hybrid still .03 above its best arm).
-                lexical_match: spread(f.lexical_score, sig.lex_min, sig.lex_max),
+                lexical_match: spread(f.lexical_score, sig.lex_min, sig.lex_max)
+                    * sig.lexical_weight,
                 // Scaled by the best, as the lexical score is: cosines of a model crowd into
                 // a narrow band, and raw they would weigh less than BM25 everywhere.
+                cosine: sig.sims.get(&key).copied().map(round4),
                 similarity: share_of_best(sig.sims.get(&key).copied(), sig.sim_max)
                     * sig.vector_weight,
-                vector_weight: (sig.vector_weight < 1.0).then_some(sig.vector_weight),
+                lexical_weight: (f.lexical_rank.is_some() && sig.lexical_weight != 1.0)
+                    .then_some(round4(sig.lexical_weight)),
+                vector_weight: (sig.vector_weight != 1.0).then_some(round4(sig.vector_weight)),
                 recency: if w.half_life_days > 0.0 {
                     0.5f64.powf(age_days / w.half_life_days)
                 } else {
@@ -1182,7 +1205,7 @@ pub fn rank(
                 + w.files * e.files
                 + w.project * e.same_project
                 + w.time * e.time;
-            ((e.score * 10_000.0).round() / 10_000.0, key, e)
+            (round4(e.score), key, e)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -1200,6 +1223,11 @@ fn spread(score: Option<f64>, worst: f64, best: f64) -> f64 {
 }
 
 /// A candidate's score as a share of the best candidate's (0..=1; 0 without one).
+/// Rounded to 4 decimals, as scores are shown.
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
 fn share_of_best(score: Option<f64>, best: f64) -> f64 {
     match score {
         Some(s) if best > 0.0 => (s / best).clamp(0.0, 1.0),
@@ -1401,7 +1429,7 @@ mod tests {
     fn fusion_rewards_agreement_and_keeps_each_lists_rank() {
         let lexical = [(1, 9.0), (2, 5.0), (3, 1.0)];
         let vector = [(3, 0.9), (4, 0.8)];
-        let f = fuse(&lexical, &vector, 60.0, 1.0);
+        let f = fuse(&lexical, &vector, 60.0, 1.0, 1.0);
         assert_eq!(f.len(), 4);
         // In both lists (ranks 3 and 1) beats first in one list only.
         assert!(f[&3].rrf > f[&1].rrf);
@@ -1425,6 +1453,7 @@ mod tests {
         let sig = Signals {
             lex_name: Some("bm25"),
             lists: 1.0,
+            lexical_weight: 1.0,
             vector_weight: 1.0,
             lex_min: 1.0,
             lex_max: 4.0,

@@ -5,12 +5,17 @@ Retrieval: the best 100 BM25 candidates and the best 100 vector candidates (as m
 it asks for more; so the first hits do not depend on the limit) are fused with reciprocal rank
 fusion (k = 20) and re-ranked by score = relevance × w_relevance + lexical match × w_lexical +
 similarity × w_similarity + recency × w_recency + type weight × w_type + file overlap × w_files +
-same project × w_project + time × w_time. The vector arm votes in full when mem-embed found the
-model means something on this database (asked their own titles, at least half of 24 sampled
-records come back in the top 10 of a 5,000-record sample). Otherwise (a random or unfit model) its
-votes and the similarity are weighted per query by how far its best cosine clears the similarity
-floor (below): weight 0 within 0.03 of it, 1 from 0.08 above it, so a model that means nothing
-cannot pull the lexical hits down (--explain shows vector_weight when below 1).
+same project × w_project + time × w_time. Each query shares a weight of 2 between the two arms (their
+votes, the lexical match and the similarity) by how far each arm's best candidate stands out from
+its tenth: the BM25 score's relative fall from its best to its tenth against three times the
+cosine's (a model's cosines crowd into a narrow band), so an arm whose top ten are all alike (a
+common word matched everywhere, a question the model places near everything) weighs less. The
+vector arm's weight is also cut unless mem-embed found the model means something on this database
+(asked their own titles, at least half of 24 sampled records come back in the top 10 of a
+5,000-record sample): then (a random or unfit model) it is scaled per query by how far its best
+cosine clears the similarity floor (below): 0 within 0.03 of it, in full from 0.08 above it, so a
+model that means nothing cannot pull the lexical hits down. --explain shows lexical_weight and
+vector_weight when not 1, and each hit's raw cosine.
 relevance is the fused score scaled to 0..1 (1 = first in every list); lexical match the BM25 (or
 FTS5) score placed between the weakest lexical candidate's (0) and the best's (1); similarity the cosine of the query's and the record's
 vectors scaled by the best candidate's; time 1 for a record that answers the time the query asks or names: made within the span it
