@@ -309,6 +309,17 @@ fn measure(home: &Path, n: usize) {
                 ),
             )
             .unwrap();
+            // A reranker that cannot load leaves the fused order, and its time would be
+            // hybrid's: the bench stops instead.
+            let out = common::cmd(&home, "mem-search")
+                .args(["--all-projects", "--rerank", "--", &queries[0]])
+                .output()
+                .unwrap();
+            assert!(
+                out.stderr.is_empty(),
+                "mem-search --rerank: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let (p50, p90, rss, found) = run_many(&home, &queries, &["--all-projects", "--rerank"]);
             println!(
                 "mem-search hybrid --rerank (depth {depth}, {}), all {n}: p50 {p50:.2} ms, p90 {p90:.2} ms, {:.1}x baseline, peak RSS {rss:.1} MB, {found}/{} found (target p50 <= 60 ms)",

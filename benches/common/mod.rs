@@ -40,6 +40,9 @@ pub fn cmd(home: &Path, tool: &str) -> Command {
         .env("HOME", home.join("user"))
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("MEM_SEARCH_GIT_FILES", "0")
+        // The ONNX runtime and the models: a reranker or a query model is found where the
+        // user's would be, not under the bench's fresh HOME.
+        .env("MEM_MODELS", models())
         .current_dir(home);
     c
 }
