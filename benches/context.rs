@@ -29,6 +29,12 @@ fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f6
         ms.push(t);
         rss = rss.max(r);
     }
+    // The tool's own peak, where time can tell it (see common::peak_rss).
+    let mut c = common::cmd(home, "mem-context");
+    c.args(args);
+    if let Some(r) = common::peak_rss(&c, Some(&payloads[0])) {
+        rss = r;
+    }
     (
         common::median(&mut ms.clone()),
         common::pct(&mut ms, 0.9),

@@ -40,6 +40,12 @@ fn run_many(home: &Path, queries: &[String], args: &[&str]) -> (f64, f64, f64, u
         ms.push(t);
         rss = rss.max(r);
     }
+    // The tool's own peak, where time can tell it (see common::peak_rss).
+    let mut c = common::cmd(home, "mem-search");
+    c.args(args).arg("--").arg(&queries[0]);
+    if let Some(r) = common::peak_rss(&c, None) {
+        rss = r;
+    }
     (
         common::median(&mut ms.clone()),
         common::pct(&mut ms, 0.9),

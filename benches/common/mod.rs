@@ -78,7 +78,7 @@ pub fn pct(v: &mut [f64], p: f64) -> f64 {
 /// Waits for `child` with wait4, which also gives its own peak RSS (a plain wait would leave the
 /// rusage unread): (exit code or -1, peak RSS MiB). The figure is at least the bench's own
 /// peak RSS when the child was spawned (Linux charges the replaced address space at exec), so
-/// spawn measured children before the bench itself grows.
+/// spawn measured children before the bench itself grows, or measure with [`peak_rss`].
 pub fn reap(child: &std::process::Child) -> (i32, f64) {
     let mut status = 0;
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -106,6 +106,45 @@ pub fn timed(mut c: Command, stdin: Option<&Path>) -> (f64, f64, i32) {
     let child = c.spawn().expect("spawn");
     let (code, rss) = reap(&child);
     (t.elapsed().as_secs_f64() * 1000.0, rss, code)
+}
+
+/// The peak RSS (MiB) of one run of `c`, as `/usr/bin/time` measures it; `None` without it.
+/// wait4's own figure for a child is no use from a bench that built a big corpus in memory:
+/// Linux carries the high-water mark of the memory a child execs from into the child's, and a
+/// spawned child execs from its parent's (posix_spawn shares it), so every tool reported the
+/// bench's own peak (1.1 GB at a million). time's fork execs from time's small one instead.
+pub fn peak_rss(c: &Command, stdin: Option<&Path>) -> Option<f64> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    let out = tempfile::NamedTempFile::new().ok()?;
+    let mut t = Command::new(time);
+    t.args(["-f", "%M", "-o"])
+        .arg(out.path())
+        .arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            t.env(k, v);
+        }
+    }
+    if let Some(d) = c.get_current_dir() {
+        t.current_dir(d);
+    }
+    if let Some(p) = stdin {
+        t.stdin(std::fs::File::open(p).ok()?);
+    }
+    t.status().ok()?;
+    let kib: f64 = std::fs::read_to_string(out.path())
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
 }
 
 /// Sizes from MEMKIT_BENCH_SIZES (comma-separated), else `default`.

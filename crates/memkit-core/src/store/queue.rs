@@ -1,6 +1,6 @@
 //! `pending_queue`: every capture waits here until compression turns it into observations.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -390,17 +390,33 @@ pub fn file_calls(
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})"
     ))?;
-    let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
-        Ok(FileCall {
+    // A session's calls name the same few files over and over: each list is parsed once.
+    let mut parsed: HashMap<String, Vec<String>> = HashMap::new();
+    let mut calls: Vec<FileCall> = Vec::new();
+    let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
+    while let Some(r) = rows.next()? {
+        let list = r
+            .get_ref(2)?
+            .as_str_or_null()
+            .map_err(rusqlite::Error::from)?
+            .unwrap_or_default();
+        let files = match parsed.get(list) {
+            Some(f) => f.clone(),
+            None => {
+                let f = super::parse_list(Some(list.to_string()));
+                parsed.insert(list.to_string(), f.clone());
+                f
+            }
+        };
+        calls.push(FileCall {
             id: r.get(4)?,
             session_id: r.get(0)?,
             tool: r.get(1)?,
-            files: super::parse_list(r.get(2)?),
+            files,
             at: r.get(3)?,
             input: None,
-        })
-    })?;
-    let mut calls: Vec<FileCall> = rows.collect::<rusqlite::Result<_>>()?;
+        });
+    }
     calls.sort_unstable_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
     calls.truncate(limit);
     if edits_only {
@@ -444,43 +460,48 @@ pub struct Edited {
     pub last_id: i64,
 }
 
-/// How often each file was edited across `sessions`. One grouped read of the covering index,
-/// so a long history stays cheap; a file listed with others in one call counts apart from its
-/// calls alone (rare: a call edits one file).
+/// How often each file was edited across `sessions`. One read of the covering index, unordered
+/// and counted here: SQLite's GROUP BY sorted every edit of the sessions in a temporary b-tree
+/// first, most of the SessionStart hook's time at 100k observations. A file listed with others
+/// in one call counts apart from its calls alone (rare: a call edits one file).
 pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited>> {
     if sessions.is_empty() {
         return Ok(vec![]);
     }
     let marks = super::marks(sessions.len());
     let mut st = conn.prepare(&format!(
-        "SELECT q.files, COUNT(DISTINCT q.session_id), COUNT(*), MAX(q.created_at), MAX(q.id)
+        "SELECT q.files, q.session_id, q.created_at, q.id
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse'
-            AND q.tool_name IN ({tools})
-          GROUP BY q.files",
+            AND q.tool_name IN ({tools})",
         tools = edit_tools_sql()
     ))?;
-    let rows = st.query_map(rusqlite::params_from_iter(sessions), |r| {
-        Ok((
-            super::parse_list(r.get(0)?),
-            Edited {
-                file: String::new(),
-                sessions: r.get::<_, i64>(1)? as usize,
-                edits: r.get::<_, i64>(2)? as usize,
-                last_at: r.get(3)?,
-                last_id: r.get(4)?,
-            },
-        ))
-    })?;
+    // By the stored list as written, parsed once per distinct list.
+    let mut by_list: HashMap<String, (HashSet<String>, Edited)> = HashMap::new();
+    let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
+    let text = |r: &rusqlite::Row, i: usize| -> rusqlite::Result<String> {
+        Ok(r.get::<_, Option<String>>(i)?.unwrap_or_default())
+    };
+    while let Some(r) = rows.next()? {
+        let list = text(r, 0)?;
+        let (seen, e) = by_list.entry(list).or_default();
+        let session = text(r, 1)?;
+        seen.insert(session);
+        let (at, id) = (text(r, 2)?, r.get::<_, i64>(3)?);
+        e.edits += 1;
+        if (at.as_str(), id) > (e.last_at.as_str(), e.last_id) {
+            e.last_at = at;
+            e.last_id = id;
+        }
+    }
     let mut by_file: HashMap<String, Edited> = HashMap::new();
-    for row in rows {
-        let (files, e) = row?;
-        for f in files {
+    for (list, (seen, e)) in by_list {
+        for f in super::parse_list(Some(list)) {
             let m = by_file.entry(f.clone()).or_insert_with(|| Edited {
                 file: f,
                 ..Edited::default()
             });
-            m.sessions += e.sessions;
+            m.sessions += seen.len();
             m.edits += e.edits;
             if m.last_at < e.last_at {
                 m.last_at = e.last_at.clone();

@@ -1,6 +1,6 @@
 //! A file's history, as file recall (the PreToolUse hook) and mem-mcp's file_history read it:
 //! the observations made from the edits of that file, and the functions mem-ast saw change
-//! in it. Both are one index read (`pending_edited_files`, `function_map_file`).
+//! in it. Both read an index (`pending_edited_files`, `function_map_file`).
 
 use rusqlite::{Connection, params};
 
@@ -22,6 +22,11 @@ pub struct Change {
 
 /// The observations of `project` (any, with `None`) made from edits of `file` (an absolute
 /// path, as capture stores it), newest edit first, at most `limit`.
+///
+/// The edits are walked newest first down the file's index and stop once `limit` observations
+/// are found: a file edited thousands of times is not grouped whole (at a million observations
+/// that grouping was most of the PreToolUse hook). Only the observations kept then count their
+/// edits of the file, each through its own sources.
 pub fn file_changes(
     conn: &Connection,
     project: Option<&str>,
@@ -29,29 +34,50 @@ pub fn file_changes(
     limit: usize,
 ) -> Result<Vec<Change>> {
     // The tool list is the partial index's own text, so SQLite can use the index.
+    let tools = super::queue::edit_tools_sql();
     let mut st = conn.prepare_cached(&format!(
-        "SELECT o.id, o.type, o.title, o.session_id, max(q.created_at), count(*), o.is_manual
+        "SELECT o.id, o.type, o.title, o.session_id, q.created_at, o.is_manual
            FROM pending_queue q
            JOIN observation_sources s ON s.queue_id = q.id
            JOIN observations o ON o.id = s.observation_id
           WHERE q.files = ?1 AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})
             AND (?2 IS NULL OR o.project = ?2)
-          GROUP BY o.id ORDER BY max(q.created_at) DESC, o.id DESC LIMIT ?3",
-        tools = super::queue::edit_tools_sql()
+          ORDER BY q.created_at DESC, q.id DESC"
     ))?;
     let key = super::json_list(&[file.to_string()]);
-    let rows = st.query_map(params![key, project, limit as i64], |r| {
+    let rows = st.query_map(params![key, project], |r| {
         Ok(Change {
             id: r.get(0)?,
             kind: r.get(1)?,
             title: r.get(2)?,
             session_id: r.get(3)?,
             at: r.get(4)?,
-            edits: r.get::<_, i64>(5)? as usize,
-            is_manual: r.get::<_, i64>(6)? != 0,
+            edits: 0,
+            is_manual: r.get::<_, i64>(5)? != 0,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<Change> = Vec::new();
+    for row in rows {
+        if out.len() >= limit {
+            break;
+        }
+        let c = row?;
+        if seen.insert(c.id) {
+            out.push(c);
+        }
+    }
+    // Equal newest edits: the newer observation first.
+    out.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    let mut count = conn.prepare_cached(&format!(
+        "SELECT count(*) FROM observation_sources s JOIN pending_queue q ON q.id = s.queue_id
+          WHERE s.observation_id = ?1 AND q.files = ?2 AND q.event = 'PostToolUse'
+            AND q.tool_name IN ({tools})"
+    ))?;
+    for c in &mut out {
+        c.edits = count.query_row(params![c.id, key], |r| r.get::<_, i64>(0))? as usize;
+    }
+    Ok(out)
 }
 
 /// A function mem-ast saw change in a file: its newest change.

@@ -290,6 +290,12 @@ CREATE TABLE transcript_files (
 );
 CREATE INDEX transcript_files_pending ON transcript_files(path) WHERE summaries IS NOT NULL;
 "#,
+    // 12 (context): a project's latest sessions in the order SessionStart asks for them, from
+    // the index alone: without it every session of the project was read and sorted.
+    r#"
+CREATE INDEX sessions_latest
+    ON sessions(project, coalesce(ended_at, last_activity_at, started_at), session_id);
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session
