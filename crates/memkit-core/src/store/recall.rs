@@ -69,8 +69,10 @@ pub fn file_changes(
     }
     // Equal newest edits: the newer observation first.
     out.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    // CROSS JOIN keeps SQLite to this order: an observation's own few sources, then each
+    // queue row by id. Left free, it walked every edit of the file for each observation.
     let mut count = conn.prepare_cached(&format!(
-        "SELECT count(*) FROM observation_sources s JOIN pending_queue q ON q.id = s.queue_id
+        "SELECT count(*) FROM observation_sources s CROSS JOIN pending_queue q ON q.id = s.queue_id
           WHERE s.observation_id = ?1 AND q.files = ?2 AND q.event = 'PostToolUse'
             AND q.tool_name IN ({tools})"
     ))?;
