@@ -361,7 +361,7 @@ pub struct Explain {
     /// rrf scaled to 0..1 (1 = first in every list).
     pub relevance: f64,
     /// Lexical (BM25 or FTS5) score placed 0..1 between the worst (0) and the best (1) of this
-    /// query's lexical candidates.
+    /// query's lexical candidates, times the lexical weight.
     pub lexical_match: f64,
     /// Cosine similarity of the query vector and the record's vector (0 without vectors),
     /// times the vector weight.

@@ -1171,9 +1171,9 @@ pub fn rank(
                 // qmsum-val +.003, musique-100 -.002 (hybrid still .03 above its best arm).
                 lexical_match: spread(f.lexical_score, sig.lex_min, sig.lex_max)
                     * sig.lexical_weight,
+                cosine: sig.sims.get(&key).copied().map(round4),
                 // Scaled by the best, as the lexical score is: cosines of a model crowd into
                 // a narrow band, and raw they would weigh less than BM25 everywhere.
-                cosine: sig.sims.get(&key).copied().map(round4),
                 similarity: share_of_best(sig.sims.get(&key).copied(), sig.sim_max)
                     * sig.vector_weight,
                 lexical_weight: (f.lexical_rank.is_some() && sig.lexical_weight != 1.0)
@@ -1222,12 +1222,12 @@ fn spread(score: Option<f64>, worst: f64, best: f64) -> f64 {
     }
 }
 
-/// A candidate's score as a share of the best candidate's (0..=1; 0 without one).
 /// Rounded to 4 decimals, as scores are shown.
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
+/// A candidate's score as a share of the best candidate's (0..=1; 0 without one).
 fn share_of_best(score: Option<f64>, best: f64) -> f64 {
     match score {
         Some(s) if best > 0.0 => (s / best).clamp(0.0, 1.0),
