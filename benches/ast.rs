@@ -18,6 +18,9 @@ use rayon::prelude::*;
 
 const CORPUS_BYTES: u64 = 60 << 20;
 
+// The allocator of the mem-ast binary, so that the in-process figures measure what it runs.
+memkit::batch_allocator!();
+
 const PY_REFERENCE: &str = r#"
 import ast, sys, time
 paths = sys.stdin.read().split("\n")
@@ -39,6 +42,7 @@ print(sum(map(len, srcs)), dt, n)
 "#;
 
 fn main() {
+    batch_allocator_setup();
     let py = std::env::var("MEMKIT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let stdlib = Command::new(&py)
         .args([
