@@ -412,7 +412,7 @@ impl Part {
         &self,
         q: &[f32],
         keys: &std::collections::HashSet<u64>,
-        skip: &dyn Fn(u64) -> bool,
+        skip: Filter,
     ) -> Result<HashMap<u64, f32>> {
         if q.len() != self.dim || keys.is_empty() {
             return Ok(HashMap::new());
@@ -438,12 +438,7 @@ impl Part {
     /// The `k` keys most similar to `q` (cosine, best first, ties by key) among rows whose key
     /// `keep` accepts. The rows whose bits score best are compared by their vectors: at least
     /// [`RESCORE_MIN`] rows, so a small index or a narrow filter is compared exactly.
-    pub fn search(
-        &self,
-        q: &[f32],
-        k: usize,
-        keep: &dyn Fn(u64) -> bool,
-    ) -> Result<Vec<(u64, f32)>> {
+    pub fn search(&self, q: &[f32], k: usize, keep: Filter) -> Result<Vec<(u64, f32)>> {
         Ok(self
             .search_and(q, k, keep, &Default::default(), &|_| false)?
             .0)
@@ -456,9 +451,9 @@ impl Part {
         &self,
         q: &[f32],
         k: usize,
-        keep: &dyn Fn(u64) -> bool,
+        keep: Filter,
         also: &std::collections::HashSet<u64>,
-        skip: &dyn Fn(u64) -> bool,
+        skip: Filter,
     ) -> Result<(Hits, HashMap<u64, f32>)> {
         if q.len() != self.dim || k == 0 {
             return Ok((vec![], HashMap::new()));
@@ -475,7 +470,7 @@ impl Part {
             &tables(&rotated, words(self.dim) * 8),
             depth,
             keep,
-            wanted.as_ref().map(|w| w as &dyn Fn(u64) -> bool),
+            wanted.as_ref().map(|w| w as Filter),
         );
         // In file order: the data file is read forward.
         picked.sort_unstable();
@@ -497,8 +492,8 @@ pub fn keep_best(best: &mut HashMap<u64, f32>, key: u64, s: f32) {
 /// Whether a row's key is one of `keys` and not one `skip` names (the sketch first).
 fn wanted<'a>(
     keys: &'a std::collections::HashSet<u64>,
-    skip: &'a dyn Fn(u64) -> bool,
-) -> impl Fn(u64) -> bool + 'a {
+    skip: Filter<'a>,
+) -> impl Fn(u64) -> bool + Sync + 'a {
     let sketch = Sketch::of(keys.iter());
     move |k| sketch.may_hold(k) && keys.contains(&k) && !skip(k)
 }
@@ -556,23 +551,91 @@ fn tables(q: &[f32], bytes: usize) -> Vec<[i16; 256]> {
         .collect()
 }
 
+/// A row filter a scan asks from every thread it runs on.
+pub type Filter<'a> = &'a (dyn Fn(u64) -> bool + Sync);
+
+/// Rows a scan leaves to one thread: below this a second thread costs more than it saves.
+const ROWS_PER_THREAD: usize = 100_000;
+
 /// The `depth` rows whose bits the query's [`tables`] score highest (times the row's scale),
 /// ties to the earlier row; `keep` is asked only of rows that would enter. And every row whose
-/// key `also` accepts.
+/// key `also` accepts. A large index is scanned on every core, a run of rows each: the scan
+/// reads memory at a rate one core cannot use up, and at a million rows it was most of a
+/// search.
 fn scan(
     rows: &[u8],
     stride: usize,
     tables: &[[i16; 256]],
     depth: usize,
-    keep: &dyn Fn(u64) -> bool,
-    also: Option<&dyn Fn(u64) -> bool>,
+    keep: Filter,
+    also: Option<Filter>,
 ) -> (Vec<usize>, Vec<usize>) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(rows.len() / stride / ROWS_PER_THREAD)
+        .max(1);
+    scan_on(threads, rows, stride, tables, depth, keep, also)
+}
+
+/// [`scan`] on `threads` threads.
+fn scan_on(
+    threads: usize,
+    rows: &[u8],
+    stride: usize,
+    tables: &[[i16; 256]],
+    depth: usize,
+    keep: Filter,
+    also: Option<Filter>,
+) -> (Vec<usize>, Vec<usize>) {
+    let n = rows.len() / stride;
+    if threads <= 1 || n == 0 {
+        let (heap, extra) = scan_run(rows, 0, stride, tables, depth, keep, also);
+        return (heap.into_iter().map(|e| (e.0).1.0).collect(), extra);
+    }
+    let per = n.div_ceil(threads);
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = rows
+            .chunks(per * stride)
+            .enumerate()
+            .map(|(i, run)| {
+                s.spawn(move || scan_run(run, i * per, stride, tables, depth, keep, also))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut heap = BinaryHeap::with_capacity(depth + 1);
     let mut extra = Vec::new();
+    for (h, e) in runs {
+        for entry in h {
+            heap.push(entry);
+            if heap.len() > depth {
+                heap.pop();
+            }
+        }
+        extra.extend(e);
+    }
+    (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
+}
+
+/// The worst row kept on top: the lowest score, then the later row. Scores as integers that
+/// order as the floats do.
+type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>)>;
+
+/// [`scan`] over one run of rows, the first of them row `first`.
+fn scan_run(
+    rows: &[u8],
+    first: usize,
+    stride: usize,
+    tables: &[[i16; 256]],
+    depth: usize,
+    keep: Filter,
+    also: Option<Filter>,
+) -> (BinaryHeap<Worst>, Vec<usize>) {
     use std::cmp::Reverse;
-    // The worst row kept on top: the lowest score, then the later row. Scores as integers
-    // that order as the floats do.
-    let mut heap: BinaryHeap<Reverse<(i32, Reverse<usize>)>> = BinaryHeap::with_capacity(depth + 1);
+    let mut extra = Vec::new();
+    let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(depth + 1);
     for (r, row) in rows.chunks_exact(stride).enumerate() {
+        let r = first + r;
         if let Some(also) = also
             && also(u64::from_le_bytes(row[..8].try_into().unwrap()))
         {
@@ -599,7 +662,7 @@ fn scan(
             heap.pop();
         }
     }
-    (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
+    (heap, extra)
 }
 
 /// A dot product in eight lanes, which the compiler keeps in vector registers (a plain sum of
@@ -681,6 +744,41 @@ pub(crate) mod tests {
                 .filter(|x| x.abs() > 0.1 / (n as f32).sqrt())
                 .count();
             assert!(some * 10 >= n * 9, "{dim}: {some} of {n}");
+        }
+    }
+
+    #[test]
+    fn a_scan_split_over_threads_picks_the_rows_one_thread_picks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dim = 32;
+        let path = tmp.path().join("v.vec");
+        let all: Vec<Vec<f32>> = (0..5_000u64).map(|i| vec_of(i % 1_700, dim)).collect();
+        let mut w = Writer::create(
+            &path,
+            dim,
+            Kind::F16,
+            mean_of(all.iter().map(Vec::as_slice), dim),
+        )
+        .unwrap();
+        for (i, v) in all.iter().enumerate() {
+            w.push(i as u64 + 1, v).unwrap();
+        }
+        w.finish().unwrap();
+        let p = Part::open(&path).unwrap();
+        let mut rotated = vec![0f32; padded(dim)];
+        rotate(&unit(&vec_of(42, dim)), &mut rotated);
+        let t = tables(&rotated, words(dim) * 8);
+        let rows = &p.idx[p.rows_at..];
+        // Duplicated vectors tie: ties go to the earlier row on any split.
+        let also = |k: u64| k.is_multiple_of(997);
+        for keep in [&(|_| true) as Filter, &|k: u64| k.is_multiple_of(3)] {
+            let mut one = scan_on(1, rows, p.stride, &t, 200, keep, Some(&also));
+            one.0.sort_unstable();
+            for threads in [2, 3, 7] {
+                let mut many = scan_on(threads, rows, p.stride, &t, 200, keep, Some(&also));
+                many.0.sort_unstable();
+                assert_eq!(many, one, "{threads} threads");
+            }
         }
     }
 

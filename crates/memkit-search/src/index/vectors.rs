@@ -81,12 +81,7 @@ impl Vectors {
     /// The `k` keys nearest `q` with their cosine similarity, best first, ties by key; only
     /// keys in `allowed` when given, filtered inside the scan, never from a global top-k (a
     /// small project would get a short page).
-    pub fn search(
-        &self,
-        q: &[f32],
-        k: usize,
-        allowed: Option<&HashSet<u64>>,
-    ) -> Result<Vec<(u64, f32)>> {
+    pub fn search(&self, q: &[f32], k: usize, allowed: Option<&Keys>) -> Result<Vec<(u64, f32)>> {
         Ok(self.search_and(q, k, allowed, &HashSet::new())?.0)
     }
 
@@ -95,7 +90,7 @@ impl Vectors {
         &self,
         q: &[f32],
         k: usize,
-        allowed: Option<&HashSet<u64>>,
+        allowed: Option<&Keys>,
         also: &HashSet<u64>,
     ) -> Result<(flat::Hits, HashMap<u64, f64>)> {
         if q.len() != self.dim || self.size() == 0 || k == 0 {
@@ -105,7 +100,7 @@ impl Vectors {
         let mut sims: HashMap<u64, f32> = HashMap::new();
         for (part, dead) in self.parts() {
             let gone = |key: u64| dead.is_some_and(|d| d.contains(&key));
-            let keep = |key: u64| allowed.is_none_or(|a| a.contains(&key)) && !gone(key);
+            let keep = |key: u64| allowed.is_none_or(|a| a.contains(key)) && !gone(key);
             let (top, found) = part.search_and(q, k, &keep, also, &gone)?;
             for (key, s) in top {
                 flat::keep_best(&mut best, key, s);
@@ -131,6 +126,81 @@ impl Vectors {
             }
         }
         Ok(best.into_iter().map(|(k, s)| (k, s as f64)).collect())
+    }
+}
+
+/// The keys a filter lets through: observations (most of any store) as a bitmap of their ids,
+/// the rest in a set. A project's 80,000 keys at a million records cost a hash each to build
+/// and to look up, a bit here.
+#[derive(Debug, Default, Clone)]
+pub struct Keys {
+    observations: Vec<u64>,
+    others: HashSet<u64>,
+    len: usize,
+}
+
+impl Keys {
+    /// An observation's id, when its bit would be in the bitmap: ids past the cap (16 MB of
+    /// bits) go to the set, so that one odd id does not allocate its way there.
+    fn bit(key: u64) -> Option<(usize, usize)> {
+        let (tag, id) = (key >> 56, key & ((1 << 56) - 1));
+        (tag == vector_key("observation", 0) >> 56 && id < 1 << 27)
+            .then_some((id as usize / 64, id as usize % 64))
+    }
+
+    /// Adds a key (once).
+    pub fn insert(&mut self, key: u64) {
+        let fresh = match Self::bit(key) {
+            Some((w, b)) => {
+                if w >= self.observations.len() {
+                    self.observations.resize(w + 1, 0);
+                }
+                let fresh = self.observations[w] >> b & 1 == 0;
+                self.observations[w] |= 1 << b;
+                fresh
+            }
+            None => self.others.insert(key),
+        };
+        self.len += usize::from(fresh);
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        match Self::bit(key) {
+            Some((w, b)) => self.observations.get(w).is_some_and(|x| x >> b & 1 == 1),
+            None => self.others.contains(&key),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every key, observations first in id order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let obs = self.observations.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits >> b & 1 == 1)
+                .map(move |b| vector_key("observation", (w * 64 + b) as i64))
+        });
+        obs.chain(self.others.iter().copied())
+    }
+}
+
+impl FromIterator<u64> for Keys {
+    fn from_iter<I: IntoIterator<Item = u64>>(it: I) -> Keys {
+        let mut k = Keys::default();
+        it.into_iter().for_each(|key| k.insert(key));
+        k
+    }
+}
+
+impl Extend<u64> for Keys {
+    fn extend<I: IntoIterator<Item = u64>>(&mut self, it: I) {
+        it.into_iter().for_each(|key| self.insert(key));
     }
 }
 
@@ -567,6 +637,37 @@ mod tests {
         crate::index::flat::tests::random_vector(i, DIM, 1.0)
     }
 
+    #[test]
+    fn a_key_set_holds_each_kind_of_key_once_and_nothing_else() {
+        let keys = [
+            vector_key("observation", 0),
+            vector_key("observation", 63),
+            vector_key("observation", 64),
+            vector_key("observation", 1 << 40),
+            vector_key("session", 63),
+            vector_key("learning", 7),
+        ];
+        let mut set: Keys = keys.iter().copied().collect();
+        set.extend(keys);
+        assert_eq!(set.len(), keys.len());
+        for k in keys {
+            assert!(set.contains(k), "{k:x}");
+        }
+        for k in [
+            vector_key("observation", 1),
+            vector_key("observation", 1 << 20),
+            vector_key("session", 0),
+            vector_key("learning", 63),
+        ] {
+            assert!(!set.contains(k), "{k:x}");
+        }
+        let mut listed: Vec<u64> = set.iter().collect();
+        listed.sort_unstable();
+        let mut want = keys.to_vec();
+        want.sort_unstable();
+        assert_eq!(listed, want);
+    }
+
     fn put(conn: &Connection, ids: impl Iterator<Item = (i64, u64)>, at: &str) {
         let vecs: Vec<(i64, Vec<f32>, String)> = ids
             .map(|(id, seed)| (id, vec_of(seed), String::new()))
@@ -598,7 +699,7 @@ mod tests {
     /// vector only; the key list and --check agree with the database.
     fn assert_searches(conn: &Connection, layout: &Layout, state: &State, n: usize) {
         let v = Vectors::view(&layout.dir, &state.vectors[0]).unwrap();
-        let top = |q: &[f32], allowed: Option<&HashSet<u64>>| v.search(q, 10, allowed).unwrap();
+        let top = |q: &[f32], allowed: Option<&Keys>| v.search(q, 10, allowed).unwrap();
         let hits = top(&vec_of(203), None);
         assert_eq!(hits[0].0, key(203));
         assert!(hits[0].1 > 0.999, "{hits:?}");
@@ -610,10 +711,10 @@ mod tests {
                 .all(|h| h.0 != key(10) || h.1 < 0.99)
         );
         assert_eq!(top(&vec_of(999), None)[0].0, key(10));
-        let allowed = HashSet::from([key(203), key(5)]);
+        let allowed = Keys::from_iter([key(203), key(5)]);
         let hits = top(&vec_of(203), Some(&allowed));
         assert_eq!(hits[0].0, key(203));
-        assert!(hits.iter().all(|h| allowed.contains(&h.0)), "{hits:?}");
+        assert!(hits.iter().all(|h| allowed.contains(h.0)), "{hits:?}");
         // A record's similarity read from the index: none for a deleted one, the new vector's
         // for a replaced one.
         let sims = v

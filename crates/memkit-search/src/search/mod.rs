@@ -26,7 +26,7 @@ use tantivy::query::{BooleanQuery, Occur, Query as TantivyQuery, RangeQuery, Ter
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::Bm25;
-use crate::index::vectors::{EXACT_MAX, Vectors};
+use crate::index::vectors::{EXACT_MAX, Keys, Vectors};
 use crate::index::{Doc, Layout, State, VectorState};
 use memkit_core::config::Config;
 use memkit_core::record::Hit;
@@ -118,13 +118,13 @@ impl Filters {
         &self,
         conn: &Connection,
         learned: &[memkit_core::store::learnings::Learning],
-    ) -> Result<Option<HashSet<u64>>> {
+    ) -> Result<Option<Keys>> {
         use memkit_core::store::{observations, sessions, vector_key};
         if !self.restricts() {
             return Ok(None);
         }
         let f = self.store_filter();
-        let mut keys: HashSet<u64> = observations::matching_ids(conn, &f)?
+        let mut keys: Keys = observations::matching_ids(conn, &f)?
             .into_iter()
             .map(|id| vector_key("observation", id))
             .collect();
@@ -887,7 +887,7 @@ impl Searcher {
         // A narrow filter, or a small index, is compared whole: exact, and the same whatever
         // order the rows were written in.
         let few: Option<Vec<u64>> = vectors.and_then(|v| match &allowed {
-            Some(a) if a.len() <= EXACT_MAX => Some(a.iter().copied().collect()),
+            Some(a) if a.len() <= EXACT_MAX => Some(a.iter().collect()),
             None if v.size() <= EXACT_MAX => v.keys(),
             _ => None,
         });
