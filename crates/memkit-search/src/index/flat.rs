@@ -617,6 +617,9 @@ fn scan_on(
     (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
 }
 
+/// Rows a scan asks its filter about before it decides when to ask.
+const KEEP_SAMPLE: u32 = 2048;
+
 /// The worst row kept on top: the lowest score, then the later row. Scores as integers that
 /// order as the floats do.
 type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>)>;
@@ -634,28 +637,34 @@ fn scan_run(
     use std::cmp::Reverse;
     let mut extra = Vec::new();
     let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(depth + 1);
+    // `keep` is asked after a row's score while it lets most rows through, and before it once
+    // it turns most of them away (one project of many): a bit test then spares the scores of
+    // the rows it would refuse. Either way the same rows enter.
+    let (mut asked, mut passed, mut keep_first) = (0u32, 0u32, false);
     for (r, row) in rows.chunks_exact(stride).enumerate() {
         let r = first + r;
+        let key = u64::from_le_bytes(row[..8].try_into().unwrap());
         if let Some(also) = also
-            && also(u64::from_le_bytes(row[..8].try_into().unwrap()))
+            && also(key)
         {
             extra.push(r);
         }
-        // Four sums, so that the adds of one do not wait on another's.
-        let mut acc = [0i32; 4];
-        for (c, t) in row[ROW_CODE..].chunks_exact(4).zip(tables.chunks_exact(4)) {
-            for i in 0..4 {
-                acc[i] += t[i][c[i] as usize] as i32;
-            }
+        if keep_first && !keep(key) {
+            continue;
         }
-        let scale = f32::from_le_bytes(row[8..ROW_CODE].try_into().unwrap());
-        let bits = (acc.iter().sum::<i32>() as f32 * scale).to_bits() as i32;
-        let entry = (bits ^ ((bits >> 31) & i32::MAX), Reverse(r));
+        let entry = (score(row, tables), Reverse(r));
         if heap.len() == depth && heap.peek().is_some_and(|w| entry <= w.0) {
             continue;
         }
-        if !keep(u64::from_le_bytes(row[..8].try_into().unwrap())) {
-            continue;
+        if !keep_first {
+            let ok = keep(key);
+            (asked, passed) = (asked + 1, passed + u32::from(ok));
+            if asked == KEEP_SAMPLE {
+                keep_first = passed < asked / 2;
+            }
+            if !ok {
+                continue;
+            }
         }
         heap.push(Reverse(entry));
         if heap.len() > depth {
@@ -663,6 +672,22 @@ fn scan_run(
         }
     }
     (heap, extra)
+}
+
+/// A row's estimate from the query's [`tables`], times its scale: an integer that orders as
+/// the float does.
+#[inline]
+fn score(row: &[u8], tables: &[[i16; 256]]) -> i32 {
+    // Four sums, so that the adds of one do not wait on another's.
+    let mut acc = [0i32; 4];
+    for (c, t) in row[ROW_CODE..].chunks_exact(4).zip(tables.chunks_exact(4)) {
+        for i in 0..4 {
+            acc[i] += t[i][c[i] as usize] as i32;
+        }
+    }
+    let scale = f32::from_le_bytes(row[8..ROW_CODE].try_into().unwrap());
+    let bits = (acc.iter().sum::<i32>() as f32 * scale).to_bits() as i32;
+    bits ^ ((bits >> 31) & i32::MAX)
 }
 
 /// A dot product in eight lanes, which the compiler keeps in vector registers (a plain sum of
@@ -748,7 +773,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_scan_split_over_threads_picks_the_rows_one_thread_picks() {
+    fn a_scan_picks_the_best_rows_that_pass_on_any_number_of_threads() {
         let tmp = tempfile::tempdir().unwrap();
         let dim = 32;
         let path = tmp.path().join("v.vec");
@@ -772,8 +797,20 @@ pub(crate) mod tests {
         // Duplicated vectors tie: ties go to the earlier row on any split.
         let also = |k: u64| k.is_multiple_of(997);
         for keep in [&(|_| true) as Filter, &|k: u64| k.is_multiple_of(3)] {
+            // What the scan must pick: every row that passes scored, best first, ties to the
+            // earlier row (a filter that refuses most rows is asked first, after a while).
+            let mut all: Vec<(i32, usize)> = rows
+                .chunks_exact(p.stride)
+                .enumerate()
+                .filter(|(_, row)| keep(u64::from_le_bytes(row[..8].try_into().unwrap())))
+                .map(|(r, row)| (score(row, &t), r))
+                .collect();
+            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut want: Vec<usize> = all[..200].iter().map(|x| x.1).collect();
+            want.sort_unstable();
             let mut one = scan_on(1, rows, p.stride, &t, 200, keep, Some(&also));
             one.0.sort_unstable();
+            assert_eq!(one.0, want);
             for threads in [2, 3, 7] {
                 let mut many = scan_on(threads, rows, p.stride, &t, 200, keep, Some(&also));
                 many.0.sort_unstable();
