@@ -67,11 +67,19 @@ pub struct Filter<'a> {
 
 /// Learnings, manual first, then by confidence and how often seen.
 pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Learning>> {
+    // Only the clauses asked, each a plain comparison: `(?1 IS NULL OR project = ?1)` kept
+    // SQLite off learnings_project, and SessionStart read every project's learnings.
+    let mut clauses = vec!["confidence >= coalesce(?3, 0)"];
+    if f.project.is_some() {
+        clauses.push("project = ?1");
+    }
+    if !f.all {
+        clauses.push("is_active = 1");
+    }
     let mut st = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM learnings
-         WHERE (?1 IS NULL OR project = ?1) AND (?2 OR is_active = 1)
-           AND confidence >= coalesce(?3, 0)
-         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id"
+        "SELECT {COLUMNS} FROM learnings WHERE {}
+         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id",
+        clauses.join(" AND ")
     ))?;
     let rows = st.query_map(params![f.project, f.all, f.min_confidence], row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

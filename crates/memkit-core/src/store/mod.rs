@@ -607,3 +607,108 @@ mod tests {
         assert_eq!(mode(&shared), 0o1777);
     }
 }
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    /// The filters each clause of these queries is built from, alone and together.
+    #[test]
+    fn session_keys_and_learnings_pass_exactly_the_filters_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("mem.db")).unwrap();
+        let rows = [
+            ("a1", Some("/a"), "2026-01-01T00:00:00.000Z", true),
+            ("a2", Some("/a"), "2026-03-01T00:00:00.000Z", true),
+            ("a3", Some("/a"), "2026-03-02T00:00:00.000Z", false),
+            ("b1", Some("/b"), "2026-02-01T00:00:00.000Z", true),
+            ("n1", None, "2026-02-01T00:00:00.000Z", true),
+        ];
+        for (id, project, at, summarised) in rows {
+            conn.execute(
+                "INSERT INTO sessions (session_id, project, started_at, last_activity_at)
+                 VALUES (?1, ?2, ?3, ?3)",
+                rusqlite::params![id, project, at],
+            )
+            .unwrap();
+            if summarised {
+                sessions::set_summary(&conn, id, "did things", &[], &[], 0, at).unwrap();
+            }
+        }
+        let ids = |projects: Option<&[String]>, s: Option<&str>, after: Option<&str>| {
+            let mut out: Vec<String> =
+                sessions::matching_rowids(&conn, projects, s, after, Some("2026-12-31"))
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| sessions::id_at(&conn, r).unwrap().unwrap())
+                    .collect();
+            out.sort();
+            out
+        };
+        let a = ["/a".to_string()];
+        let ab = ["/a".to_string(), "/b".to_string()];
+        assert_eq!(ids(None, None, None), ["a1", "a2", "b1", "n1"]);
+        assert_eq!(ids(Some(&a), None, None), ["a1", "a2"]);
+        assert_eq!(ids(Some(&ab), None, None), ["a1", "a2", "b1"]);
+        assert_eq!(ids(Some(&[]), None, None), Vec::<String>::new());
+        assert_eq!(ids(Some(&ab), None, Some("2026-01-15")), ["a2", "b1"]);
+        assert_eq!(ids(Some(&ab), Some("b1"), None), ["b1"]);
+        assert_eq!(ids(Some(&a), Some("b1"), None), Vec::<String>::new());
+
+        for (project, content, active, confidence) in [
+            (Some("/a"), "a on", true, 0.9),
+            (Some("/a"), "a low", true, 0.2),
+            (Some("/a"), "a off", false, 0.9),
+            (Some("/b"), "b on", true, 0.9),
+        ] {
+            let id = learnings::insert(
+                &conn,
+                &learnings::New {
+                    project,
+                    content,
+                    category: "pattern",
+                    confidence,
+                    source_session: None,
+                    evidence: None,
+                    is_manual: false,
+                },
+                "2026-01-01T00:00:00.000Z",
+            )
+            .unwrap();
+            if !active {
+                conn.execute("UPDATE learnings SET is_active = 0 WHERE id = ?1", [id])
+                    .unwrap();
+            }
+        }
+        let listed = |f: learnings::Filter| -> Vec<String> {
+            let mut v: Vec<String> = learnings::list(&conn, &f)
+                .unwrap()
+                .into_iter()
+                .map(|l| l.content)
+                .collect();
+            v.sort();
+            v
+        };
+        let f = learnings::Filter::default;
+        assert_eq!(listed(f()), ["a low", "a on", "b on"]);
+        let a = learnings::Filter {
+            project: Some("/a"),
+            ..f()
+        };
+        assert_eq!(listed(a.clone()), ["a low", "a on"]);
+        assert_eq!(
+            listed(learnings::Filter {
+                all: true,
+                ..a.clone()
+            }),
+            ["a low", "a off", "a on"]
+        );
+        assert_eq!(
+            listed(learnings::Filter {
+                min_confidence: Some(0.5),
+                ..a
+            }),
+            ["a on"]
+        );
+    }
+}
