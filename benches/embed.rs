@@ -71,13 +71,13 @@ fn load_line(stderr: &str) -> [f64; 4] {
         .lines()
         .find(|l| l.contains("ready in "))
         .unwrap_or_else(|| panic!("no load report in {stderr}"));
-    let nums: Vec<f64> = line
+    // "... ready in T ms (runtime R ms, tokenizer K ms in parallel, session S ms; ..."
+    let (_, from) = line.split_once("ready in ").unwrap();
+    let nums: Vec<f64> = from
         .split(|c: char| !c.is_ascii_digit() && c != '.')
         .filter_map(|w| w.parse::<f64>().ok())
         .collect();
-    // "... ready in T ms (runtime R ms, tokenizer K ms in parallel, session S ms; ..."
-    let at = nums.len() - 4;
-    [nums[at], nums[at + 1], nums[at + 2], nums[at + 3]]
+    [nums[0], nums[1], nums[2], nums[3]]
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -238,6 +238,7 @@ fn throughput(model: &Path, texts: &[String]) {
     let plain_opts = embed::LoadOptions {
         cache: false,
         packed: true,
+        sessions_per_core: true,
     };
     let mut plain = Embedder::load_with(model, None, plain_opts).unwrap();
     let budget = std::env::var("MEMKIT_BENCH_BATCH_TOKENS")

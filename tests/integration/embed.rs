@@ -104,6 +104,50 @@ fn minilm_related_pairs_score_above_unrelated() {
     );
 }
 
+/// A batch run loads a small model once per core and hands each session its own batches: every
+/// text gets its own vector back, as one session gives it.
+#[test]
+fn a_session_per_core_gives_each_text_the_vector_one_session_gives() {
+    let m = models();
+    embed::init_runtime_at(&m.join("runtime/libonnxruntime.so")).unwrap();
+    let load = |per_core| {
+        let opts = embed::LoadOptions {
+            sessions_per_core: per_core,
+            ..embed::LoadOptions::batch()
+        };
+        Embedder::load_with(&m.join("minilm-l6"), None, opts).unwrap()
+    };
+    let topics = ["login", "indexer", "cache", "parser", "migration", "hook"];
+    let texts: Vec<String> = (0..300)
+        .map(|i| {
+            let t = topics[i % topics.len()];
+            format!(
+                "note {i}: the {t} {} after change {}",
+                "broke again ".repeat(i % 13),
+                i * 7
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut one = load(false);
+    assert_eq!(one.load_report().sessions.0, 1);
+    let mut many = load(true);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        many.load_report().sessions,
+        (cores, if cores > 1 { 1 } else { cores })
+    );
+    let (a, b) = (one.embed(&refs).unwrap(), many.embed(&refs).unwrap());
+    assert_eq!(b.len(), texts.len());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let c = embed::cosine(x, y);
+        assert!(c >= 0.9999, "text {i}: cosine {c}");
+    }
+    assert_eq!(one.tokens_embedded(), many.tokens_embedded());
+    // The texts differ, so a vector handed to the wrong text would show.
+    assert!(embed::cosine(&b[0], &b[1]) < 0.99);
+}
+
 #[test]
 fn qwen3_batch_of_mixed_lengths_equals_one_at_a_time() {
     let env = env();
@@ -733,6 +777,7 @@ fn model_cache_is_built_once_then_hit_with_the_same_vectors() {
         let opts = embed::LoadOptions {
             cache: true,
             packed,
+            sessions_per_core: false,
         };
         let mut e = Embedder::load_with(&model, None, opts).unwrap();
         assert_eq!(e.load_report().cache, embed::cache::CacheUse::Hit);

@@ -430,7 +430,7 @@ pub fn embed_database(
         .len();
     // The length first, so a progress bar counts (and estimates) from the start.
     progress(0, total);
-    // Vectors arrive in batch order; an owner is stored once all its windows are in, a
+    // Vectors arrive as their batches finish; an owner is stored once all its windows are in, a
     // transaction per 64 owners.
     let mut ready: Vec<usize> = Vec::new();
     let mut store = |conn: &mut Connection,
