@@ -299,6 +299,12 @@ pub struct Part {
 pub const RESCORE_MIN: usize = 1024;
 /// And per hit asked: rows whose bits score well but vectors not are compared too.
 pub const RESCORE_PER_HIT: usize = 10;
+/// And one row in this many of a large index: the more rows, the more whose bits score near
+/// the true best. On the bench's million rows (hashed 256-d vectors), 1,024 rows compared
+/// found 89.6% of the exact top 100 (92.7% counting ties within 0.001 of the 100th) and 96.5%
+/// of the top 10; 2,000 rows 96.3% (98.2%) and 99.5%, at no cost the search's p50 shows (an
+/// A/B of the two binaries: 31.6 → 30.0 ms all projects, in the noise).
+pub const ROWS_PER_RESCORE: usize = 500;
 
 impl Part {
     pub fn open(path: &Path) -> Result<Part> {
@@ -462,7 +468,9 @@ impl Part {
         let u = unit(q);
         let mut rotated = vec![0f32; padded(self.dim)];
         rotate(&u, &mut rotated);
-        let depth = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
+        let depth = (k * RESCORE_PER_HIT)
+            .max(RESCORE_MIN)
+            .max(self.rows / ROWS_PER_RESCORE);
         let rows = &self.idx[self.rows_at..];
         let (mut picked, extra) = scan(
             rows,
