@@ -254,7 +254,7 @@ fn measure(home: &Path, n: usize) {
         "vector index recall@100 against exact",
         strict,
         "",
-        common::Budget::None,
+        common::Budget::Min(0.95),
         None,
     );
     common::figure(
@@ -263,7 +263,7 @@ fn measure(home: &Path, n: usize) {
         &format!("vector index recall@100, ties within {EPSILON} counted"),
         tied,
         "",
-        common::Budget::Min(0.95),
+        common::Budget::None,
         None,
     );
     let project = ["--project", "/bench/project-3"];
