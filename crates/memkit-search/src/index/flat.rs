@@ -472,14 +472,15 @@ impl Part {
             .max(RESCORE_MIN)
             .max(self.rows / ROWS_PER_RESCORE);
         let rows = &self.idx[self.rows_at..];
-        let (mut picked, extra) = scan(
+        let (mut picked, extra) = Scan {
             rows,
-            self.stride,
-            &tables(&rotated, words(self.dim) * 8),
+            stride: self.stride,
+            tables: &tables(&rotated, words(self.dim) * 8),
             depth,
             keep,
-            wanted.as_ref().map(|w| w as Filter),
-        );
+            also: wanted.as_ref().map(|w| w as Filter),
+        }
+        .run();
         // In file order: the data file is read forward.
         picked.sort_unstable();
         let best = self.cosines(&u, picked)?;
@@ -565,64 +566,17 @@ pub type Filter<'a> = &'a (dyn Fn(u64) -> bool + Sync);
 /// Rows a scan leaves to one thread: below this a second thread costs more than it saves.
 const ROWS_PER_THREAD: usize = 100_000;
 
-/// The `depth` rows whose bits the query's [`tables`] score highest (times the row's scale),
-/// ties to the earlier row; `keep` is asked only of rows that would enter. And every row whose
-/// key `also` accepts. A large index is scanned on every core, a run of rows each: the scan
-/// reads memory at a rate one core cannot use up, and at a million rows it was most of a
-/// search.
-fn scan(
-    rows: &[u8],
+/// A pass over an index's rows for the `depth` rows whose bits the query's [`tables`] score
+/// highest (times the row's scale), ties to the earlier row, among those `keep` accepts; and
+/// every row whose key `also` accepts.
+#[derive(Clone, Copy)]
+struct Scan<'a> {
+    rows: &'a [u8],
     stride: usize,
-    tables: &[[i16; 256]],
+    tables: &'a [[i16; 256]],
     depth: usize,
-    keep: Filter,
-    also: Option<Filter>,
-) -> (Vec<usize>, Vec<usize>) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(rows.len() / stride / ROWS_PER_THREAD)
-        .max(1);
-    scan_on(threads, rows, stride, tables, depth, keep, also)
-}
-
-/// [`scan`] on `threads` threads.
-fn scan_on(
-    threads: usize,
-    rows: &[u8],
-    stride: usize,
-    tables: &[[i16; 256]],
-    depth: usize,
-    keep: Filter,
-    also: Option<Filter>,
-) -> (Vec<usize>, Vec<usize>) {
-    let n = rows.len() / stride;
-    if threads <= 1 || n == 0 {
-        let (heap, extra) = scan_run(rows, 0, stride, tables, depth, keep, also);
-        return (heap.into_iter().map(|e| (e.0).1.0).collect(), extra);
-    }
-    let per = n.div_ceil(threads);
-    let runs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = rows
-            .chunks(per * stride)
-            .enumerate()
-            .map(|(i, run)| {
-                s.spawn(move || scan_run(run, i * per, stride, tables, depth, keep, also))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let mut heap = BinaryHeap::with_capacity(depth + 1);
-    let mut extra = Vec::new();
-    for (h, e) in runs {
-        for entry in h {
-            heap.push(entry);
-            if heap.len() > depth {
-                heap.pop();
-            }
-        }
-        extra.extend(e);
-    }
-    (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
+    keep: Filter<'a>,
+    also: Option<Filter<'a>>,
 }
 
 /// Rows a scan asks its filter about before it decides when to ask.
@@ -632,54 +586,91 @@ const KEEP_SAMPLE: u32 = 2048;
 /// order as the floats do.
 type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>)>;
 
-/// [`scan`] over one run of rows, the first of them row `first`.
-fn scan_run(
-    rows: &[u8],
-    first: usize,
-    stride: usize,
-    tables: &[[i16; 256]],
-    depth: usize,
-    keep: Filter,
-    also: Option<Filter>,
-) -> (BinaryHeap<Worst>, Vec<usize>) {
-    use std::cmp::Reverse;
-    let mut extra = Vec::new();
-    let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(depth + 1);
-    // `keep` is asked after a row's score while it lets most rows through, and before it once
-    // it turns most of them away (one project of many): a bit test then spares the scores of
-    // the rows it would refuse. Either way the same rows enter.
-    let (mut asked, mut passed, mut keep_first) = (0u32, 0u32, false);
-    for (r, row) in rows.chunks_exact(stride).enumerate() {
-        let r = first + r;
-        let key = u64::from_le_bytes(row[..8].try_into().unwrap());
-        if let Some(also) = also
-            && also(key)
-        {
-            extra.push(r);
-        }
-        if keep_first && !keep(key) {
-            continue;
-        }
-        let entry = (score(row, tables), Reverse(r));
-        if heap.len() == depth && heap.peek().is_some_and(|w| entry <= w.0) {
-            continue;
-        }
-        if !keep_first {
-            let ok = keep(key);
-            (asked, passed) = (asked + 1, passed + u32::from(ok));
-            if asked == KEEP_SAMPLE {
-                keep_first = passed < asked / 2;
+impl Scan<'_> {
+    /// (the picked rows, the rows `also` accepts). A large index is scanned on every core, a
+    /// run of rows each: the scan reads memory at a rate one core cannot use up, and at a
+    /// million rows it was most of a search.
+    fn run(&self) -> (Vec<usize>, Vec<usize>) {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |t| t.get())
+            .min(self.rows.len() / self.stride / ROWS_PER_THREAD)
+            .max(1);
+        self.on(threads)
+    }
+
+    /// [`Scan::run`] on `threads` threads.
+    fn on(&self, threads: usize) -> (Vec<usize>, Vec<usize>) {
+        let n = self.rows.len() / self.stride;
+        let per = n.div_ceil(threads.max(1)).max(1);
+        let runs: Vec<_> = std::thread::scope(|s| {
+            let mut chunks = self.rows.chunks(per * self.stride).enumerate();
+            // The first run on this thread, the others each on its own.
+            let first = chunks.next();
+            let handles: Vec<_> = chunks
+                .map(|(i, run)| s.spawn(move || self.part(run, i * per)))
+                .collect();
+            let mut out: Vec<_> = first
+                .map(|(_, run)| self.part(run, 0))
+                .into_iter()
+                .collect();
+            out.extend(handles.into_iter().map(|h| h.join().unwrap()));
+            out
+        });
+        let mut heap = BinaryHeap::with_capacity(self.depth + 1);
+        let mut extra = Vec::new();
+        for (h, e) in runs {
+            for entry in h {
+                heap.push(entry);
+                if heap.len() > self.depth {
+                    heap.pop();
+                }
             }
-            if !ok {
+            extra.extend(e);
+        }
+        (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
+    }
+
+    /// One run of rows, the first of them row `first`.
+    fn part(&self, rows: &[u8], first: usize) -> (BinaryHeap<Worst>, Vec<usize>) {
+        use std::cmp::Reverse;
+        let mut extra = Vec::new();
+        let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(self.depth + 1);
+        // `keep` is asked after a row's score while it lets most rows through, and before it
+        // once it turns most of them away (one project of many): a bit test then spares the
+        // scores of the rows it would refuse. Either way the same rows enter.
+        let (mut asked, mut passed, mut keep_first) = (0u32, 0u32, false);
+        for (r, row) in rows.chunks_exact(self.stride).enumerate() {
+            let r = first + r;
+            let key = u64::from_le_bytes(row[..8].try_into().unwrap());
+            if let Some(also) = self.also
+                && also(key)
+            {
+                extra.push(r);
+            }
+            if keep_first && !(self.keep)(key) {
                 continue;
             }
+            let entry = (score(row, self.tables), Reverse(r));
+            if heap.len() == self.depth && heap.peek().is_some_and(|w| entry <= w.0) {
+                continue;
+            }
+            if !keep_first {
+                let ok = (self.keep)(key);
+                (asked, passed) = (asked + 1, passed + u32::from(ok));
+                if asked == KEEP_SAMPLE {
+                    keep_first = passed < asked / 2;
+                }
+                if !ok {
+                    continue;
+                }
+            }
+            heap.push(Reverse(entry));
+            if heap.len() > self.depth {
+                heap.pop();
+            }
         }
-        heap.push(Reverse(entry));
-        if heap.len() > depth {
-            heap.pop();
-        }
+        (heap, extra)
     }
-    (heap, extra)
 }
 
 /// A row's estimate from the query's [`tables`], times its scale: an integer that orders as
@@ -816,11 +807,19 @@ pub(crate) mod tests {
             all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             let mut want: Vec<usize> = all[..200].iter().map(|x| x.1).collect();
             want.sort_unstable();
-            let mut one = scan_on(1, rows, p.stride, &t, 200, keep, Some(&also));
+            let scan = Scan {
+                rows,
+                stride: p.stride,
+                tables: &t,
+                depth: 200,
+                keep,
+                also: Some(&also),
+            };
+            let mut one = scan.on(1);
             one.0.sort_unstable();
             assert_eq!(one.0, want);
             for threads in [2, 3, 7] {
-                let mut many = scan_on(threads, rows, p.stride, &t, 200, keep, Some(&also));
+                let mut many = scan.on(threads);
                 many.0.sort_unstable();
                 assert_eq!(many, one, "{threads} threads");
             }
