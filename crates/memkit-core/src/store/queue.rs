@@ -1,6 +1,6 @@
 //! `pending_queue`: every capture waits here until compression turns it into observations.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -395,11 +395,7 @@ pub fn file_calls(
     let mut calls: Vec<FileCall> = Vec::new();
     let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
     while let Some(r) = rows.next()? {
-        let list = r
-            .get_ref(2)?
-            .as_str_or_null()
-            .map_err(rusqlite::Error::from)?
-            .unwrap_or_default();
+        let list = str_at(r, 2)?;
         let files = match parsed.get(list) {
             Some(f) => f.clone(),
             None => {
@@ -460,6 +456,14 @@ pub struct Edited {
     pub last_id: i64,
 }
 
+/// A text column of a row, borrowed (NULL: empty).
+fn str_at<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    Ok(r.get_ref(i)?
+        .as_str_or_null()
+        .map_err(rusqlite::Error::from)?
+        .unwrap_or_default())
+}
+
 /// How often each file was edited across `sessions`. One read of the covering index, unordered
 /// and counted here: SQLite's GROUP BY sorted every edit of the sessions in a temporary b-tree
 /// first, most of the SessionStart hook's time at 100k observations. A file listed with others
@@ -476,32 +480,43 @@ pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited
             AND q.tool_name IN ({tools})",
         tools = edit_tools_sql()
     ))?;
-    // By the stored list as written, parsed once per distinct list.
-    let mut by_list: HashMap<String, (HashSet<String>, Edited)> = HashMap::new();
+    // By the stored list as written, parsed once per distinct list; the sessions that wrote it
+    // as bits by their place in `sessions`. Rows are borrowed, not copied: a few thousand of
+    // them at a million observations, and their strings were most of the time spent here.
+    let place: HashMap<&str, usize> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let words = sessions.len().div_ceil(64);
+    let mut by_list: HashMap<String, (Vec<u64>, Edited)> = HashMap::new();
     let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
-    let text = |r: &rusqlite::Row, i: usize| -> rusqlite::Result<String> {
-        Ok(r.get::<_, Option<String>>(i)?.unwrap_or_default())
-    };
     while let Some(r) = rows.next()? {
-        let list = text(r, 0)?;
-        let (seen, e) = by_list.entry(list).or_default();
-        let session = text(r, 1)?;
-        seen.insert(session);
-        let (at, id) = (text(r, 2)?, r.get::<_, i64>(3)?);
+        let list = str_at(r, 0)?;
+        if !by_list.contains_key(list) {
+            by_list.insert(list.to_string(), (vec![0; words], Edited::default()));
+        }
+        let (seen, e) = by_list.get_mut(list).expect("inserted above");
+        if let Some(&i) = place.get(str_at(r, 1)?) {
+            seen[i / 64] |= 1 << (i % 64);
+        }
         e.edits += 1;
-        if (at.as_str(), id) > (e.last_at.as_str(), e.last_id) {
-            e.last_at = at;
+        let id = r.get::<_, i64>(3)?;
+        let at = str_at(r, 2)?;
+        if (at, id) > (e.last_at.as_str(), e.last_id) {
+            e.last_at = at.to_string();
             e.last_id = id;
         }
     }
     let mut by_file: HashMap<String, Edited> = HashMap::new();
     for (list, (seen, e)) in by_list {
+        let seen = seen.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         for f in super::parse_list(Some(list)) {
             let m = by_file.entry(f.clone()).or_insert_with(|| Edited {
                 file: f,
                 ..Edited::default()
             });
-            m.sessions += seen.len();
+            m.sessions += seen;
             m.edits += e.edits;
             if m.last_at < e.last_at {
                 m.last_at = e.last_at.clone();
