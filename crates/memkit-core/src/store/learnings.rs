@@ -69,19 +69,19 @@ pub struct Filter<'a> {
 pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Learning>> {
     // Only the clauses asked, each a plain comparison: `(?1 IS NULL OR project = ?1)` kept
     // SQLite off learnings_project, and SessionStart read every project's learnings.
-    let mut clauses = vec!["confidence >= coalesce(?3, 0)"];
-    if f.project.is_some() {
-        clauses.push("project = ?1");
+    let min = f.min_confidence.unwrap_or(0.0);
+    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&min];
+    let mut sql = format!("SELECT {COLUMNS} FROM learnings WHERE confidence >= ?");
+    if let Some(p) = &f.project {
+        params.push(p);
+        sql.push_str(" AND project = ?");
     }
     if !f.all {
-        clauses.push("is_active = 1");
+        sql.push_str(" AND is_active = 1");
     }
-    let mut st = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM learnings WHERE {}
-         ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id",
-        clauses.join(" AND ")
-    ))?;
-    let rows = st.query_map(params![f.project, f.all, f.min_confidence], row)?;
+    sql.push_str(" ORDER BY is_manual DESC, confidence DESC, times_seen DESC, id");
+    let mut st = conn.prepare(&sql)?;
+    let rows = st.query_map(params.as_slice(), row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

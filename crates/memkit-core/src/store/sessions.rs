@@ -173,17 +173,15 @@ pub fn matching_rowids(
     for (c, v) in asked {
         if let Some(v) = v {
             params.push(v);
-            sql.push_str(&format!(" AND {c} ?{}", params.len()));
+            sql.push_str(&format!(" AND {c} ?"));
         }
     }
     if let Some(ps) = projects {
         if ps.is_empty() {
             return Ok(vec![]);
         }
-        let at = params.len();
         params.extend(ps.iter().map(String::as_str));
-        let marks: Vec<String> = (at + 1..=params.len()).map(|i| format!("?{i}")).collect();
-        sql.push_str(&format!(" AND project IN ({})", marks.join(",")));
+        sql.push_str(&format!(" AND project IN ({})", super::marks(ps.len())));
     }
     let mut st = conn.prepare(&sql)?;
     let rows = st.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;

@@ -181,10 +181,13 @@ impl Keys {
 
     /// Every key, observations first in id order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        // Set bits only, lowest first: a narrow filter's few ids may span a million.
         let obs = self.observations.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |b| bits >> b & 1 == 1)
-                .map(move |b| vector_key("observation", (w * 64 + b) as i64))
+            std::iter::successors((bits != 0).then_some(bits), |b| {
+                let rest = b & (b - 1);
+                (rest != 0).then_some(rest)
+            })
+            .map(move |b| vector_key("observation", (w * 64 + b.trailing_zeros() as usize) as i64))
         });
         obs.chain(self.others.iter().copied())
     }
