@@ -1,7 +1,7 @@
 //! A vector index that is scanned, not walked: each vector's sign bits (after the file's mean
 //! is taken off) in one compact run, the vectors themselves in a second file. A search scores
-//! every row's bits against the query (one table lookup per byte, see [`tables`]), then
-//! compares the query with the best rows' vectors.
+//! every row's bits against the query (a table lookup per four bits, thirty-two rows at once,
+//! see [`Tables`]), then compares the query with the best rows' vectors.
 //!
 //! Why not a graph: mem-search is a new process per query, so every page an index touches is
 //! a page fault (about 2 µs in this VM), and the unmap at exit pays for it again. An HNSW walk
@@ -9,9 +9,12 @@
 //! reads 40 bytes a row in order (fault-around maps them 64 KB at a time) and a thousand rows'
 //! vectors, and a rebuild is a write of every vector, not a graph built for minutes.
 //!
-//! `X.vec`: header (magic, dim, storage, rows), the mean, then per row its key (u64), its
-//! scale (f32, see [`code`]) and its code (a bit per rotated dimension, in bytes). `X.vec.data`:
-//! per row its unit vector in the storage asked (f32, f16, or i8 with the row's scale). Rows of one key are a long record's windows.
+//! `X.vec`: header (magic, dim, storage, rows), the mean, then the rows in blocks of
+//! [`BLOCK`]: the block's keys (u64 each), their scales (f32 each, see [`code`]), then their
+//! codes (a bit per rotated dimension) byte by byte: the first byte of each row's code, then
+//! the second, and so on (the last block padded with empty rows). `X.vec.data`: per row its
+//! unit vector in the storage asked (f32, f16, or i8 with the row's scale). Rows of one key are
+//! a long record's windows.
 
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
@@ -24,10 +27,14 @@ use memmap2::Mmap;
 use super::index_err;
 use memkit_core::Result;
 
-const MAGIC: &[u8; 8] = b"MKVEC002";
+const MAGIC: &[u8; 8] = b"MKVEC003";
 const HEADER: usize = 32;
-/// Where a row's code starts: after its key and scale.
-const ROW_CODE: usize = 12;
+/// Rows in a block: the code bytes of 32 rows at one position fill one AVX2 register, where
+/// one shuffle looks all 32 up in a 16-entry table.
+pub const BLOCK: usize = 32;
+/// Where a block's scales start, after its keys; its codes after them.
+const SCALES_AT: usize = 8 * BLOCK;
+const CODES_AT: usize = 12 * BLOCK;
 
 /// How a row's vector is stored in the data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +94,16 @@ fn padded(dim: usize) -> usize {
 
 fn words(dim: usize) -> usize {
     padded(dim) / 64
+}
+
+/// Bytes of one row's code.
+fn code_bytes(dim: usize) -> usize {
+    words(dim) * 8
+}
+
+/// Bytes of one block of rows.
+fn block_bytes(dim: usize) -> usize {
+    CODES_AT + BLOCK * code_bytes(dim)
 }
 
 /// A fixed random rotation of `x` into `out` (`padded(x.len())` long): three rounds of random
@@ -182,6 +199,8 @@ pub struct Writer {
     mean: Vec<f32>,
     rows: u64,
     buf: Vec<u64>,
+    /// The block being filled, written when full (and by [`Writer::finish`]).
+    block: Vec<u8>,
 }
 
 impl Writer {
@@ -206,6 +225,7 @@ impl Writer {
             mean,
             rows: 0,
             buf: vec![0; words(dim)],
+            block: vec![0; block_bytes(dim)],
         })
     }
 
@@ -214,10 +234,15 @@ impl Writer {
         debug_assert_eq!(v.len(), self.dim);
         let u = unit(v);
         let scale = code(&u, &self.mean, &mut self.buf);
-        self.idx.write_all(&key.to_le_bytes())?;
-        self.idx.write_all(&scale.to_le_bytes())?;
-        for w in &self.buf {
-            self.idx.write_all(&w.to_le_bytes())?;
+        let i = self.rows as usize % BLOCK;
+        self.block[8 * i..8 * i + 8].copy_from_slice(&key.to_le_bytes());
+        self.block[SCALES_AT + 4 * i..SCALES_AT + 4 * i + 4].copy_from_slice(&scale.to_le_bytes());
+        for (j, b) in self.buf.iter().flat_map(|w| w.to_le_bytes()).enumerate() {
+            self.block[CODES_AT + j * BLOCK + i] = b;
+        }
+        if i == BLOCK - 1 {
+            self.idx.write_all(&self.block)?;
+            self.block.fill(0);
         }
         match self.kind {
             Kind::F32 => {
@@ -256,6 +281,9 @@ impl Writer {
 
     /// Writes the header, and renames both files into place; returns the rows written.
     pub fn finish(mut self) -> Result<u64> {
+        if !self.rows.is_multiple_of(BLOCK as u64) {
+            self.idx.write_all(&self.block)?;
+        }
         self.data.flush()?;
         self.data.get_ref().sync_all()?;
         let mut h = [0u8; HEADER];
@@ -287,7 +315,9 @@ pub struct Part {
     pub kind: Kind,
     rows: usize,
     rows_at: usize,
-    stride: usize,
+    /// Bytes of a row's code, and of a block.
+    code: usize,
+    block: usize,
 }
 
 /// How many rows a search compares by their vectors, at least: a store this small (or a
@@ -324,8 +354,8 @@ impl Part {
         let kind = Kind::from_tag(idx[12]).ok_or_else(|| bad("unknown storage"))?;
         let rows = u64::from_le_bytes(idx[16..24].try_into().unwrap()) as usize;
         let rows_at = HEADER + 4 * dim + if dim % 2 == 1 { 4 } else { 0 };
-        let stride = ROW_CODE + 8 * words(dim);
-        if dim == 0 || idx.len() != rows_at + rows * stride {
+        let (code, block) = (code_bytes(dim), block_bytes(dim));
+        if dim == 0 || idx.len() != rows_at + rows.div_ceil(BLOCK) * block {
             return Err(bad("size does not match its header"));
         }
         let data = File::open(data_path(path))?;
@@ -339,7 +369,8 @@ impl Part {
             kind,
             rows,
             rows_at,
-            stride,
+            code,
+            block,
         })
     }
 
@@ -356,7 +387,7 @@ impl Part {
     }
 
     pub fn key(&self, row: usize) -> u64 {
-        let at = self.rows_at + row * self.stride;
+        let at = self.rows_at + row / BLOCK * self.block + row % BLOCK * 8;
         u64::from_le_bytes(self.idx[at..at + 8].try_into().unwrap())
     }
 
@@ -471,11 +502,11 @@ impl Part {
         let depth = (k * RESCORE_PER_HIT)
             .max(RESCORE_MIN)
             .max(self.rows / ROWS_PER_RESCORE);
-        let rows = &self.idx[self.rows_at..];
         let (mut picked, extra) = Scan {
-            rows,
-            stride: self.stride,
-            tables: &tables(&rotated, words(self.dim) * 8),
+            blocks: &self.idx[self.rows_at..],
+            rows: self.rows,
+            block: self.block,
+            tables: &Tables::new(&rotated, self.code),
             depth,
             keep,
             also: wanted.as_ref().map(|w| w as Filter),
@@ -529,35 +560,170 @@ impl Sketch {
     }
 }
 
-/// Per byte of a code, the query's sum over that byte's 8 dimensions of ±q (+ where the bit
-/// is set) for each of the 256 values the byte can take: a row's estimate is then one lookup
-/// per byte. The query is compared with the rows' bits as it is, not as bits of its own: a
-/// short query's vector is sparse, and its own sign bits would be mostly the mean's. Small
-/// integers (the largest entry 2^14): a row's sum is a chain of one-cycle adds, where floats
-/// made it four times as long, and the tables take half the cache of 32-bit ones.
-fn tables(q: &[f32], bytes: usize) -> Vec<[i16; 256]> {
-    let f: Vec<[f32; 256]> = (0..bytes)
-        .map(|j| {
-            let mut t = [0f32; 256];
-            for (b, e) in t.iter_mut().enumerate() {
-                *e = (0..8)
-                    .map(|i| {
-                        let x = q.get(j * 8 + i).copied().unwrap_or(0.0);
-                        if b >> i & 1 == 1 { x } else { -x }
-                    })
-                    .sum();
+/// A query's lookup tables. Per four bits of a code (a nibble), the query's sum over those 4
+/// dimensions of ±q (+ where the bit is set) for each of the 16 values, shifted to be positive
+/// and scaled to a byte: a row's estimate is then the sum of one byte per nibble, less the
+/// shift ([`Tables::offset`]), times the row's scale. The query is compared with the rows' bits
+/// as it is, not as bits of its own: a short query's vector is sparse, and its own sign bits
+/// would be mostly the mean's. Bytes, so that one AVX2 shuffle looks up 32 rows at once; the
+/// largest entry is kept such that a row's sum fits 16 bits.
+struct Tables {
+    /// Per nibble (a byte's low four bits, then its high four), its 16 entries twice: one per
+    /// 128-bit lane of a shuffle.
+    nibbles: Vec<[u8; 32]>,
+    /// Per code byte, its two nibbles' entries summed for each of the 256 values it can take:
+    /// the same sums, one lookup per byte, where there is no shuffle.
+    bytes: Vec<[u16; 256]>,
+    /// The shift every row's sum carries.
+    offset: f32,
+    #[cfg(target_arch = "x86_64")]
+    avx2: bool,
+}
+
+impl Tables {
+    /// For the rotated query `q` and codes of `bytes` bytes.
+    fn new(q: &[f32], bytes: usize) -> Tables {
+        let nibbles = 2 * bytes;
+        let shifted: Vec<([f32; 16], f32)> = (0..nibbles)
+            .map(|n| {
+                let x = |i: usize| q.get(4 * n + i).copied().unwrap_or(0.0);
+                let shift: f32 = (0..4).map(|i| x(i).abs()).sum();
+                let mut t = [0f32; 16];
+                for (v, e) in t.iter_mut().enumerate() {
+                    *e = shift
+                        + (0..4)
+                            .map(|i| if v >> i & 1 == 1 { x(i) } else { -x(i) })
+                            .sum::<f32>();
+                }
+                (t, shift)
+            })
+            .collect();
+        let top = (u16::MAX as usize / nibbles.max(1)).min(255) as f32;
+        let max = shifted
+            .iter()
+            .flat_map(|(t, _)| t.iter())
+            .fold(0f32, |m, &x| m.max(x));
+        let scale = if max > 0.0 { top / max } else { 0.0 };
+        let nibbles: Vec<[u8; 32]> = shifted
+            .iter()
+            .map(|(t, _)| {
+                let mut e = [0u8; 32];
+                for (i, x) in t.iter().enumerate() {
+                    e[i] = (x * scale).round().clamp(0.0, top) as u8;
+                    e[i + 16] = e[i];
+                }
+                e
+            })
+            .collect();
+        let bytes = nibbles
+            .chunks_exact(2)
+            .map(|p| std::array::from_fn(|b| p[0][b & 15] as u16 + p[1][b >> 4] as u16))
+            .collect();
+        Tables {
+            nibbles,
+            bytes,
+            offset: shifted.iter().map(|(_, s)| s * scale).sum(),
+            #[cfg(target_arch = "x86_64")]
+            avx2: std::arch::is_x86_feature_detected!("avx2"),
+        }
+    }
+
+    /// The estimate of each row of `block` into `out`: an integer sum made float, less the
+    /// offset, times the row's scale, the same on every path.
+    fn score(&self, block: &[u8], out: &mut [f32; BLOCK]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: the CPU has AVX2, and `block` is a whole block of these tables' codes.
+            return unsafe { self.score_avx2(block, out) };
+        }
+        self.score_bytes(block, out)
+    }
+
+    fn score_bytes(&self, block: &[u8], out: &mut [f32; BLOCK]) {
+        let mut sums = [0u32; BLOCK];
+        let codes = block[CODES_AT..].chunks_exact(BLOCK);
+        for (t, c) in self.bytes.iter().zip(codes) {
+            for (s, &b) in sums.iter_mut().zip(c) {
+                *s += t[b as usize] as u32;
             }
-            t
-        })
-        .collect();
-    let max = f
-        .iter()
-        .flat_map(|t| t.iter())
-        .fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { 16384.0 / max } else { 0.0 };
-    f.iter()
-        .map(|t| t.map(|x| (x * scale).round() as i16))
-        .collect()
+        }
+        for (i, (o, s)) in out.iter_mut().zip(sums).enumerate() {
+            *o = (s as f32 - self.offset) * scale_of(block, i);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn score_avx2(&self, block: &[u8], out: &mut [f32; BLOCK]) {
+        use std::arch::x86_64::*;
+        assert!(block.len() == CODES_AT + BLOCK * self.bytes.len());
+        let low = _mm256_set1_epi8(0x0f);
+        // 16-bit lanes: `even` gathers the even rows' sums plus 256 × the odd rows' (modulo
+        // 2^16), `odd` the odd rows' sums (each byte shifted down); a sum never passes 2^16.
+        let (mut even, mut odd) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        // SAFETY: every load is inside `block` (asserted above) or the tables.
+        unsafe {
+            let codes = block.as_ptr().add(CODES_AT);
+            for (j, t) in self.nibbles.chunks_exact(2).enumerate() {
+                let v = _mm256_loadu_si256(codes.add(j * BLOCK) as *const __m256i);
+                let lo = _mm256_and_si256(v, low);
+                let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low);
+                let tl = _mm256_loadu_si256(t[0].as_ptr() as *const __m256i);
+                let th = _mm256_loadu_si256(t[1].as_ptr() as *const __m256i);
+                for r in [_mm256_shuffle_epi8(tl, lo), _mm256_shuffle_epi8(th, hi)] {
+                    even = _mm256_add_epi16(even, r);
+                    odd = _mm256_add_epi16(odd, _mm256_srli_epi16::<8>(r));
+                }
+            }
+            let even = _mm256_sub_epi16(even, _mm256_slli_epi16::<8>(odd));
+            // Back in row order: rows 0–7 | 16–23, then 8–15 | 24–31, then 0–15, 16–31.
+            let (a, b) = (
+                _mm256_unpacklo_epi16(even, odd),
+                _mm256_unpackhi_epi16(even, odd),
+            );
+            let halves = [
+                _mm256_permute2x128_si256::<0x20>(a, b),
+                _mm256_permute2x128_si256::<0x31>(a, b),
+            ];
+            let offset = _mm256_set1_ps(self.offset);
+            let scales = block.as_ptr().add(SCALES_AT) as *const f32;
+            for (h, sums) in halves.into_iter().enumerate() {
+                for (q, s) in [
+                    _mm256_castsi256_si128(sums),
+                    _mm256_extracti128_si256::<1>(sums),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let at = 16 * h + 8 * q;
+                    let f = _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(s));
+                    let e =
+                        _mm256_mul_ps(_mm256_sub_ps(f, offset), _mm256_loadu_ps(scales.add(at)));
+                    _mm256_storeu_ps(out.as_mut_ptr().add(at), e);
+                }
+            }
+        }
+    }
+}
+
+/// Row `i`'s scale in `block`.
+fn scale_of(block: &[u8], i: usize) -> f32 {
+    f32::from_le_bytes(
+        block[SCALES_AT + 4 * i..SCALES_AT + 4 * i + 4]
+            .try_into()
+            .unwrap(),
+    )
+}
+
+/// Row `i`'s key in `block`.
+fn key_of(block: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(block[8 * i..8 * i + 8].try_into().unwrap())
+}
+
+/// A float as an integer that orders as the float does.
+fn ordered(x: f32) -> i32 {
+    let bits = x.to_bits() as i32;
+    bits ^ ((bits >> 31) & i32::MAX)
 }
 
 /// A row filter a scan asks from every thread it runs on.
@@ -566,48 +732,43 @@ pub type Filter<'a> = &'a (dyn Fn(u64) -> bool + Sync);
 /// Rows a scan leaves to one thread: below this a second thread costs more than it saves.
 const ROWS_PER_THREAD: usize = 100_000;
 
-/// A pass over an index's rows for the `depth` rows whose bits the query's [`tables`] score
-/// highest (times the row's scale), ties to the earlier row, among those `keep` accepts; and
-/// every row whose key `also` accepts.
+/// A pass over an index's rows for the `depth` rows the query's [`Tables`] score highest, ties
+/// to the earlier row, among those `keep` accepts; and every row whose key `also` accepts.
 #[derive(Clone, Copy)]
 struct Scan<'a> {
-    rows: &'a [u8],
-    stride: usize,
-    tables: &'a [[i16; 256]],
+    blocks: &'a [u8],
+    rows: usize,
+    /// Bytes of a block.
+    block: usize,
+    tables: &'a Tables,
     depth: usize,
     keep: Filter<'a>,
     also: Option<Filter<'a>>,
 }
 
-/// Rows a scan asks its filter about before it decides when to ask.
-const KEEP_SAMPLE: u32 = 2048;
-
-/// The worst row kept on top: the lowest score, then the later row. Scores as integers that
-/// order as the floats do.
+/// The worst row kept on top: the lowest score, then the later row.
 type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>)>;
 
 impl Scan<'_> {
     /// (the picked rows, the rows `also` accepts). A large index is scanned on every core, a
-    /// run of rows each: the scan reads memory at a rate one core cannot use up, and at a
-    /// million rows it was most of a search.
+    /// run of blocks each.
     fn run(&self) -> (Vec<usize>, Vec<usize>) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |t| t.get())
-            .min(self.rows.len() / self.stride / ROWS_PER_THREAD)
+            .min(self.rows / ROWS_PER_THREAD)
             .max(1);
         self.on(threads)
     }
 
     /// [`Scan::run`] on `threads` threads.
     fn on(&self, threads: usize) -> (Vec<usize>, Vec<usize>) {
-        let n = self.rows.len() / self.stride;
-        let per = n.div_ceil(threads.max(1)).max(1);
+        let per = self.rows.div_ceil(BLOCK).div_ceil(threads.max(1)).max(1);
         let runs: Vec<_> = std::thread::scope(|s| {
-            let mut chunks = self.rows.chunks(per * self.stride).enumerate();
+            let mut chunks = self.blocks.chunks(per * self.block).enumerate();
             // The first run on this thread, the others each on its own.
             let first = chunks.next();
             let handles: Vec<_> = chunks
-                .map(|(i, run)| s.spawn(move || self.part(run, i * per)))
+                .map(|(i, run)| s.spawn(move || self.part(run, i * per * BLOCK)))
                 .collect();
             let mut out: Vec<_> = first
                 .map(|(_, run)| self.part(run, 0))
@@ -630,63 +791,49 @@ impl Scan<'_> {
         (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
     }
 
-    /// One run of rows, the first of them row `first`.
-    fn part(&self, rows: &[u8], first: usize) -> (BinaryHeap<Worst>, Vec<usize>) {
+    /// One run of blocks, the first of them holding row `first`.
+    fn part(&self, blocks: &[u8], first: usize) -> (BinaryHeap<Worst>, Vec<usize>) {
         use std::cmp::Reverse;
         let mut extra = Vec::new();
         let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(self.depth + 1);
-        // `keep` is asked after a row's score while it lets most rows through, and before it
-        // once it turns most of them away (one project of many): a bit test then spares the
-        // scores of the rows it would refuse. Either way the same rows enter.
-        let (mut asked, mut passed, mut keep_first) = (0u32, 0u32, false);
-        for (r, row) in rows.chunks_exact(self.stride).enumerate() {
-            let r = first + r;
-            let key = u64::from_le_bytes(row[..8].try_into().unwrap());
-            if let Some(also) = self.also
-                && also(key)
-            {
-                extra.push(r);
+        // The worst kept score once the heap is full: a row below it cannot enter, and most
+        // rows are below it, so the filter is asked only of the few that could.
+        let mut floor = f32::NEG_INFINITY;
+        let mut scores = [0f32; BLOCK];
+        for (b, block) in blocks.chunks_exact(self.block).enumerate() {
+            let at = first + b * BLOCK;
+            let n = self.rows.saturating_sub(at).min(BLOCK);
+            if let Some(also) = self.also {
+                extra.extend((0..n).filter(|&i| also(key_of(block, i))).map(|i| at + i));
             }
-            if keep_first && !(self.keep)(key) {
-                continue;
-            }
-            let entry = (score(row, self.tables), Reverse(r));
-            if heap.len() == self.depth && heap.peek().is_some_and(|w| entry <= w.0) {
-                continue;
-            }
-            if !keep_first {
-                let ok = (self.keep)(key);
-                (asked, passed) = (asked + 1, passed + u32::from(ok));
-                if asked == KEEP_SAMPLE {
-                    keep_first = passed < asked / 2;
-                }
-                if !ok {
+            self.tables.score(block, &mut scores);
+            for (i, &s) in scores[..n].iter().enumerate() {
+                if s < floor {
                     continue;
                 }
-            }
-            heap.push(Reverse(entry));
-            if heap.len() > self.depth {
-                heap.pop();
+                let entry = (ordered(s), Reverse(at + i));
+                if heap.len() == self.depth && heap.peek().is_some_and(|w| entry <= w.0) {
+                    continue;
+                }
+                if !(self.keep)(key_of(block, i)) {
+                    continue;
+                }
+                heap.push(Reverse(entry));
+                if heap.len() > self.depth {
+                    heap.pop();
+                }
+                if heap.len() == self.depth {
+                    floor = unordered(heap.peek().unwrap().0.0);
+                }
             }
         }
         (heap, extra)
     }
 }
 
-/// A row's estimate from the query's [`tables`], times its scale: an integer that orders as
-/// the float does.
-#[inline]
-fn score(row: &[u8], tables: &[[i16; 256]]) -> i32 {
-    // Four sums, so that the adds of one do not wait on another's.
-    let mut acc = [0i32; 4];
-    for (c, t) in row[ROW_CODE..].chunks_exact(4).zip(tables.chunks_exact(4)) {
-        for i in 0..4 {
-            acc[i] += t[i][c[i] as usize] as i32;
-        }
-    }
-    let scale = f32::from_le_bytes(row[8..ROW_CODE].try_into().unwrap());
-    let bits = (acc.iter().sum::<i32>() as f32 * scale).to_bits() as i32;
-    bits ^ ((bits >> 31) & i32::MAX)
+/// The float [`ordered`] made `o` from (the same flip undoes it).
+fn unordered(o: i32) -> f32 {
+    f32::from_bits((o ^ ((o >> 31) & i32::MAX)) as u32)
 }
 
 /// A dot product in eight lanes, which the compiler keeps in vector registers (a plain sum of
@@ -774,54 +921,71 @@ pub(crate) mod tests {
     #[test]
     fn a_scan_picks_the_best_rows_that_pass_on_any_number_of_threads() {
         let tmp = tempfile::tempdir().unwrap();
-        let dim = 32;
-        let path = tmp.path().join("v.vec");
-        let all: Vec<Vec<f32>> = (0..5_000u64).map(|i| vec_of(i % 1_700, dim)).collect();
-        let mut w = Writer::create(
-            &path,
-            dim,
-            Kind::F16,
-            mean_of(all.iter().map(Vec::as_slice), dim),
-        )
-        .unwrap();
-        for (i, v) in all.iter().enumerate() {
-            w.push(i as u64 + 1, v).unwrap();
-        }
-        w.finish().unwrap();
-        let p = Part::open(&path).unwrap();
-        let mut rotated = vec![0f32; padded(dim)];
-        rotate(&unit(&vec_of(42, dim)), &mut rotated);
-        let t = tables(&rotated, words(dim) * 8);
-        let rows = &p.idx[p.rows_at..];
-        // Duplicated vectors tie: ties go to the earlier row on any split.
-        let also = |k: u64| k.is_multiple_of(997);
-        for keep in [&(|_| true) as Filter, &|k: u64| k.is_multiple_of(3)] {
-            // What the scan must pick: every row that passes scored, best first, ties to the
-            // earlier row (a filter that refuses most rows is asked first, after a while).
-            let mut all: Vec<(i32, usize)> = rows
-                .chunks_exact(p.stride)
-                .enumerate()
-                .filter(|(_, row)| keep(u64::from_le_bytes(row[..8].try_into().unwrap())))
-                .map(|(r, row)| (score(row, &t), r))
-                .collect();
-            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            let mut want: Vec<usize> = all[..200].iter().map(|x| x.1).collect();
-            want.sort_unstable();
-            let scan = Scan {
-                rows,
-                stride: p.stride,
-                tables: &t,
-                depth: 200,
-                keep,
-                also: Some(&also),
-            };
-            let mut one = scan.on(1);
-            one.0.sort_unstable();
-            assert_eq!(one.0, want);
-            for threads in [2, 3, 7] {
-                let mut many = scan.on(threads);
-                many.0.sort_unstable();
-                assert_eq!(many, one, "{threads} threads");
+        // 5,000 rows: the last block is part padding.
+        for dim in [32, 1024] {
+            let path = tmp.path().join(format!("v{dim}.vec"));
+            let all: Vec<Vec<f32>> = (0..5_000u64).map(|i| vec_of(i % 1_700, dim)).collect();
+            let mut w = Writer::create(
+                &path,
+                dim,
+                Kind::F16,
+                mean_of(all.iter().map(Vec::as_slice), dim),
+            )
+            .unwrap();
+            for (i, v) in all.iter().enumerate() {
+                w.push(i as u64 + 1, v).unwrap();
+            }
+            w.finish().unwrap();
+            let p = Part::open(&path).unwrap();
+            let mut rotated = vec![0f32; padded(dim)];
+            rotate(&unit(&vec_of(42, dim)), &mut rotated);
+            let t = Tables::new(&rotated, p.code);
+            let blocks = &p.idx[p.rows_at..];
+            // Every row scored one byte at a time; the shuffles must give the same floats.
+            let mut scored: Vec<(f32, usize, u64)> = Vec::new();
+            for (b, block) in blocks.chunks_exact(p.block).enumerate() {
+                let (mut one, mut other) = ([0f32; BLOCK], [0f32; BLOCK]);
+                t.score_bytes(block, &mut one);
+                t.score(block, &mut other);
+                assert_eq!(
+                    one.map(f32::to_bits),
+                    other.map(f32::to_bits),
+                    "{dim}: block {b}"
+                );
+                for (i, s) in one.iter().enumerate() {
+                    if b * BLOCK + i < p.rows() {
+                        scored.push((*s, b * BLOCK + i, key_of(block, i)));
+                    }
+                }
+            }
+            assert_eq!(scored.len(), 5_000);
+            assert!(scored.iter().all(|x| x.2 == x.1 as u64 + 1));
+            // Duplicated vectors tie: ties go to the earlier row on any split.
+            let also = |k: u64| k.is_multiple_of(997);
+            for keep in [&(|_| true) as Filter, &|k: u64| k.is_multiple_of(3)] {
+                let mut want: Vec<&(f32, usize, u64)> =
+                    scored.iter().filter(|x| keep(x.2)).collect();
+                want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let mut want: Vec<usize> = want[..200].iter().map(|x| x.1).collect();
+                want.sort_unstable();
+                let scan = Scan {
+                    blocks,
+                    rows: p.rows(),
+                    block: p.block,
+                    tables: &t,
+                    depth: 200,
+                    keep,
+                    also: Some(&also),
+                };
+                let mut one = scan.on(1);
+                one.0.sort_unstable();
+                assert_eq!(one.0, want, "{dim}");
+                assert_eq!(one.1, (996..5_000).step_by(997).collect::<Vec<_>>());
+                for threads in [2, 3, 7] {
+                    let mut many = scan.on(threads);
+                    many.0.sort_unstable();
+                    assert_eq!(many, one, "{dim}: {threads} threads");
+                }
             }
         }
     }
