@@ -313,6 +313,35 @@ pub fn top_k(
     Ok(out.into_iter().map(|r| (r.score, r.key)).collect())
 }
 
+/// Calls `f` with the `key` fast field of every live document `filter` matches, in every
+/// segment (documents without one are passed over).
+pub fn matching_keys(
+    searcher: &Searcher,
+    filter: &dyn Query,
+    key: &str,
+    mut f: impl FnMut(u64),
+) -> tantivy::Result<()> {
+    let w = filter.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    for seg in searcher.segment_readers() {
+        let Ok(keys) = seg.fast_fields().u64(key) else {
+            continue;
+        };
+        let keys = keys.first_or_default_col(u64::MAX);
+        let alive = seg.alive_bitset();
+        w.for_each_no_score(seg, &mut |docs| {
+            for &d in docs {
+                if alive.is_none_or(|a| a.is_alive(d)) {
+                    let k = keys.get_val(d);
+                    if k != u64::MAX {
+                        f(k);
+                    }
+                }
+            }
+        })?;
+    }
+    Ok(())
+}
+
 fn segment_top_k(
     seg: &SegmentReader,
     weights: &[Bm25Weight],
@@ -646,6 +675,99 @@ mod tests {
         }
         crate::index::update(&conn, &layout, &opts).unwrap();
         (crate::index::bm25::Bm25::open(&layout.bm25()).unwrap(), obs)
+    }
+
+    #[test]
+    fn the_keys_a_filter_passes_are_the_same_from_the_index_as_from_the_database() {
+        use crate::search::Filters;
+        use memkit_core::store::sessions;
+        let dir = tempfile::tempdir().unwrap();
+        let (_, obs) = corpus_index(dir.path());
+        // Summarised sessions too: the index holds them beside the observations.
+        let conn = memkit_core::store::open(&dir.path().join("mem.db")).unwrap();
+        let mut sids: Vec<(&str, Option<String>, &str)> = obs
+            .iter()
+            .map(|o| {
+                (
+                    o.session_id.as_str(),
+                    o.project.clone(),
+                    o.created_at.as_str(),
+                )
+            })
+            .collect();
+        sids.sort();
+        sids.dedup_by(|a, b| a.0 == b.0);
+        for (i, (sid, project, at)) in sids.iter().enumerate().step_by(3) {
+            let info = sessions::SessionInfo {
+                session_id: sid.to_string(),
+                project: project.clone(),
+                at: at.to_string(),
+                ..Default::default()
+            };
+            sessions::upsert(&conn, &info, false).unwrap();
+            sessions::set_summary(&conn, sid, &format!("session {i} summary"), &[], &[], 0, at)
+                .unwrap();
+        }
+        let layout = crate::index::Layout::new(dir.path());
+        let opts = crate::index::Options {
+            threads: 1,
+            ..Default::default()
+        };
+        crate::index::update(&conn, &layout, &opts).unwrap();
+        let b = crate::index::bm25::Bm25::open(&layout.bm25()).unwrap();
+        let mut rng = memkit_testkit::Rng(11);
+        let mut sizes = Vec::new();
+        for i in 0..60 {
+            let o = &obs[rng.below(obs.len())];
+            let mut f = Filters::default();
+            match i % 6 {
+                0 => f.projects = o.project.clone().map(|p| vec![p]),
+                1 => f.projects = o.project.clone().map(|p| vec![p, "/elsewhere".into()]),
+                2 => f.kinds = vec![o.kind.clone(), "session".into()],
+                3 => f.tags = o.tags.clone(),
+                4 => f.session = Some(o.session_id.clone()),
+                _ => {
+                    let t = crate::index::time_ms(&o.created_at);
+                    f.projects = o.project.clone().map(|p| vec![p]);
+                    f.after_ms = Some(t - 40 * 86_400_000);
+                    f.before_ms = Some(t);
+                }
+            }
+            let from_index = f.keys(&conn, &[], Some(&b)).unwrap().unwrap();
+            let from_db = f.keys(&conn, &[], None).unwrap().unwrap();
+            let (mut a, mut d): (Vec<u64>, Vec<u64>) =
+                (from_index.iter().collect(), from_db.iter().collect());
+            a.sort_unstable();
+            d.sort_unstable();
+            // What a search keeps of either: the records whose stored fields pass.
+            let passing = |keys: &[u64]| -> Vec<u64> {
+                let mut k: Vec<u64> = crate::index::load_briefs(&conn, keys)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|d| f.passes(d))
+                    .map(|d| d.key)
+                    .collect();
+                k.sort_unstable();
+                k
+            };
+            assert_eq!(passing(&a), passing(&d), "{f:?}");
+            assert_eq!(
+                passing(&a),
+                a,
+                "{f:?}: the index passed what the filters refuse"
+            );
+            sizes.push((i % 6, a.len()));
+        }
+        // Every kind of filter passed something, and sessions among it.
+        for kind in 0..6 {
+            assert!(sizes.iter().any(|(k, n)| *k == kind && *n > 0), "{sizes:?}");
+        }
+        let all_projects = Filters {
+            kinds: vec!["session".into()],
+            ..Filters::default()
+        };
+        let sessions_passed = all_projects.keys(&conn, &[], Some(&b)).unwrap().unwrap();
+        assert_eq!(sessions_passed.len(), sids.len().div_ceil(3));
     }
 
     #[test]
