@@ -6,7 +6,7 @@
 //! Why not a graph: mem-search is a new process per query, so every page an index touches is
 //! a page fault (about 2 µs in this VM), and the unmap at exit pays for it again. An HNSW walk
 //! at 100k records touched some 6,000 random pages of a 66 MB file: over 20 ms. Here a search
-//! reads 40 bytes a row in order (fault-around maps them 64 KB at a time) and a thousand rows'
+//! reads 44 bytes a row in order (fault-around maps them 64 KB at a time) and a thousand rows'
 //! vectors, and a rebuild is a write of every vector, not a graph built for minutes.
 //!
 //! `X.vec`: header (magic, dim, storage, rows), the mean, then the rows in blocks of
