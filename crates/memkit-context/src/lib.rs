@@ -52,6 +52,8 @@ const USUAL_CHARS: usize = 240;
 const FILES_SHOWN: usize = 8;
 /// Files after those named by name only, on one line.
 const FILES_NAMED: usize = 40;
+/// Calls of each kind (edits, reads) per shown file whose observations' titles may describe it.
+const CALLS_DESCRIBED: usize = 16;
 /// Names per line of those (a line is kept or left out whole).
 const NAMES_PER_LINE: usize = 8;
 const FILE_SESSIONS: usize = 30;
@@ -458,9 +460,19 @@ fn files_layer(conn: &Connection, work: &Work, set: &Settings, opts: &Options) -
         set.files,
     );
     let shown = ranked.len().min(FILES_SHOWN);
+    // A file's newest calls of each kind: an older title is only looked for when none of
+    // these names the file, and every id is a lookup at random in a large database.
     let ids: Vec<i64> = ranked[..shown]
         .iter()
-        .flat_map(|f| f.calls.iter().map(|(id, _)| *id))
+        .flat_map(|f| {
+            [true, false].into_iter().flat_map(|edit| {
+                f.calls
+                    .iter()
+                    .filter(move |(_, e)| *e == edit)
+                    .take(CALLS_DESCRIBED)
+                    .map(|(id, _)| *id)
+            })
+        })
         .collect();
     files::describe(
         &mut ranked[..shown],
