@@ -341,6 +341,13 @@ pub fn update(
         }
     }
     writer.commit().map_err(|e| index_err("bm25 commit", e))?;
+    if threads > 1 {
+        // A filled index leaves a segment per thread and memory budget (eight at a million
+        // records), and a search pays for each: its files opened, its terms looked up. One
+        // segment made BM25 at a million 24% faster (7.3 → 5.5 ms p50, one project) for 5 s
+        // of merging.
+        merge_segments(&index, &mut writer, 2)?;
+    }
     writer
         .wait_merging_threads()
         .map_err(|e| index_err("bm25 merge", e))?;
@@ -399,13 +406,28 @@ pub fn compact(dir: &Path) -> Result<()> {
     }
     let index = Index::open_in_dir(dir).map_err(|e| index_err("bm25 index", e))?;
     register_analysers(&index);
-    let ids = index
-        .searchable_segment_ids()
-        .map_err(|e| index_err("bm25 segments", e))?;
     let mut writer: IndexWriter<TantivyDocument> = index
         .writer_with_num_threads(1, 15 << 20)
         .map_err(|e| index_err("bm25 writer", e))?;
-    if !ids.is_empty() {
+    // One segment is merged too: it drops the segment's deleted documents.
+    merge_segments(&index, &mut writer, 1)?;
+    writer
+        .wait_merging_threads()
+        .map_err(|e| index_err("bm25 merge", e))?;
+    Ok(())
+}
+
+/// Merges every segment of `index` into one when there are `at_least` of them, and deletes
+/// the files no longer used.
+fn merge_segments(
+    index: &Index,
+    writer: &mut IndexWriter<TantivyDocument>,
+    at_least: usize,
+) -> Result<()> {
+    let ids = index
+        .searchable_segment_ids()
+        .map_err(|e| index_err("bm25 segments", e))?;
+    if !ids.is_empty() && ids.len() >= at_least {
         writer
             .merge(&ids)
             .wait()
@@ -415,9 +437,6 @@ pub fn compact(dir: &Path) -> Result<()> {
         .garbage_collect_files()
         .wait()
         .map_err(|e| index_err("bm25 cleanup", e))?;
-    writer
-        .wait_merging_threads()
-        .map_err(|e| index_err("bm25 merge", e))?;
     Ok(())
 }
 

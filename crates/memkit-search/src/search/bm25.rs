@@ -630,6 +630,31 @@ mod tests {
     /// indexed by the real indexer in two runs (two segments at least) with some records
     /// re-indexed in the second (deleted documents).
     fn corpus_index(dir: &std::path::Path) -> (crate::index::bm25::Bm25, Vec<memkit_testkit::Obs>) {
+        let obs = corpus();
+        let layout = crate::index::Layout::new(dir);
+        let mut conn = memkit_core::store::open(&dir.join("mem.db")).unwrap();
+        let opts = crate::index::Options {
+            threads: 1,
+            ..Default::default()
+        };
+        let (first, second) = obs.split_at(obs.len() * 2 / 3);
+        let ids = memkit_testkit::insert(&mut conn, first).unwrap();
+        crate::index::update(&conn, &layout, &opts).unwrap();
+        memkit_testkit::insert(&mut conn, second).unwrap();
+        for id in ids.iter().step_by(13) {
+            let mut o = memkit_core::store::observations::get(&conn, *id)
+                .unwrap()
+                .unwrap();
+            o.summary.push_str(" revised");
+            memkit_core::store::observations::update(&conn, &o, "2099-01-01T00:00:00.000Z")
+                .unwrap();
+        }
+        crate::index::update(&conn, &layout, &opts).unwrap();
+        (crate::index::bm25::Bm25::open(&layout.bm25()).unwrap(), obs)
+    }
+
+    /// The records of [`corpus_index`].
+    fn corpus() -> Vec<memkit_testkit::Obs> {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/retrieval");
         let mut base = Vec::new();
@@ -655,26 +680,38 @@ mod tests {
         let twins: Vec<_> = obs.iter().step_by(97).cloned().collect();
         obs.extend(twins.iter().cloned());
         obs.extend(twins);
-        let layout = crate::index::Layout::new(dir);
-        let mut conn = memkit_core::store::open(&dir.join("mem.db")).unwrap();
-        let opts = crate::index::Options {
-            threads: 1,
-            ..Default::default()
-        };
-        let (first, second) = obs.split_at(obs.len() * 2 / 3);
-        let ids = memkit_testkit::insert(&mut conn, first).unwrap();
-        crate::index::update(&conn, &layout, &opts).unwrap();
-        memkit_testkit::insert(&mut conn, second).unwrap();
-        for id in ids.iter().step_by(13) {
-            let mut o = memkit_core::store::observations::get(&conn, *id)
-                .unwrap()
-                .unwrap();
-            o.summary.push_str(" revised");
-            memkit_core::store::observations::update(&conn, &o, "2099-01-01T00:00:00.000Z")
-                .unwrap();
+        obs
+    }
+
+    #[test]
+    fn an_index_filled_on_several_threads_is_one_segment_that_finds_the_same() {
+        let obs = corpus();
+        let mut found = Vec::new();
+        for threads in [1, 2] {
+            let dir = tempfile::tempdir().unwrap();
+            let layout = crate::index::Layout::new(dir.path());
+            let mut conn = memkit_core::store::open(&dir.path().join("mem.db")).unwrap();
+            memkit_testkit::insert(&mut conn, &obs).unwrap();
+            let opts = crate::index::Options {
+                threads,
+                ..Default::default()
+            };
+            crate::index::update(&conn, &layout, &opts).unwrap();
+            let b = crate::index::bm25::Bm25::open(&layout.bm25()).unwrap();
+            let searcher = b.reader.searcher();
+            assert_eq!(searcher.segment_readers().len(), 1, "{threads} threads");
+            assert_eq!(searcher.num_docs(), obs.len() as u64);
+            // No file of a merged-away segment is left behind.
+            let files = std::fs::read_dir(layout.bm25()).unwrap().count();
+            assert!(files <= 12, "{files} files");
+            let f = crate::search::Filters::default();
+            found.push(
+                crate::search::bm25_search(&b, "meeting budget", &f, 50, Params::default())
+                    .unwrap(),
+            );
         }
-        crate::index::update(&conn, &layout, &opts).unwrap();
-        (crate::index::bm25::Bm25::open(&layout.bm25()).unwrap(), obs)
+        assert!(!found[0].is_empty());
+        assert_eq!(found[0], found[1]);
     }
 
     #[test]
