@@ -220,6 +220,9 @@ pub fn synth_store(
     n: usize,
 ) -> (PathBuf, rusqlite::Connection) {
     let home = root.join(format!("mem-{n}"));
+    // A kept root holds the last run's store: this run's starts empty (inserted twice, the
+    // sessions and file calls the benches add would collide).
+    let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(&home).unwrap();
     let mut conn = memkit::store::open(&home.join("mem.db")).unwrap();
     let corpus = memkit_testkit::corpus(base, n, 42, 12);
