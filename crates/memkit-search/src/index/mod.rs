@@ -444,6 +444,9 @@ pub struct Options {
     pub threads: usize,
     /// Told how far a long stage got (mem-index draws it as a bar on a terminal).
     pub progress: Option<Progress>,
+    /// Leave BM25's segments as written, never merged (for tests of indexes of several
+    /// segments, which a small store otherwise never keeps).
+    pub keep_segments: bool,
 }
 
 /// `(stage, done, total)`: the stage is the index's name (`bm25`, `vectors-<model>-<dim>`),
@@ -478,6 +481,7 @@ impl Default for Options {
                 .unwrap_or(1)
                 .min(4),
             progress: None,
+            keep_segments: false,
         }
     }
 }

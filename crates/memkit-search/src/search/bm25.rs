@@ -635,6 +635,7 @@ mod tests {
         let mut conn = memkit_core::store::open(&dir.join("mem.db")).unwrap();
         let opts = crate::index::Options {
             threads: 1,
+            keep_segments: true,
             ..Default::default()
         };
         let (first, second) = obs.split_at(obs.len() * 2 / 3);
@@ -681,6 +682,41 @@ mod tests {
         obs.extend(twins.iter().cloned());
         obs.extend(twins);
         obs
+    }
+
+    #[test]
+    fn an_index_updated_run_after_run_keeps_few_segments_and_finds_the_same() {
+        let obs = corpus();
+        let f = crate::search::Filters::default();
+        let search = |dir: &std::path::Path| {
+            let b = crate::index::bm25::Bm25::open(&crate::index::Layout::new(dir).bm25()).unwrap();
+            let segments = b.reader.searcher().segment_readers().len();
+            let hits = ["meeting budget", "answer question"]
+                .map(|q| crate::search::bm25_search(&b, q, &f, 50, Params::default()).unwrap());
+            (segments, hits)
+        };
+        let opts = crate::index::Options {
+            threads: 1,
+            ..Default::default()
+        };
+        // Twelve runs of a few hundred records each, as sessions come.
+        let runs = tempfile::tempdir().unwrap();
+        let mut conn = memkit_core::store::open(&runs.path().join("mem.db")).unwrap();
+        let layout = crate::index::Layout::new(runs.path());
+        let mut most = 0;
+        for batch in obs.chunks(obs.len().div_ceil(12)) {
+            memkit_testkit::insert(&mut conn, batch).unwrap();
+            crate::index::update(&conn, &layout, &opts).unwrap();
+            most = most.max(search(runs.path()).0);
+        }
+        assert!(most <= 3, "{most} segments");
+        let whole = tempfile::tempdir().unwrap();
+        let mut conn = memkit_core::store::open(&whole.path().join("mem.db")).unwrap();
+        memkit_testkit::insert(&mut conn, &obs).unwrap();
+        crate::index::update(&conn, &crate::index::Layout::new(whole.path()), &opts).unwrap();
+        let (got, want) = (search(runs.path()).1, search(whole.path()).1);
+        assert!(want.iter().all(|h| !h.is_empty()));
+        assert_eq!(got, want);
     }
 
     #[test]
