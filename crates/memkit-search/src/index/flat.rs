@@ -387,8 +387,8 @@ impl Part {
     }
 
     pub fn key(&self, row: usize) -> u64 {
-        let at = self.rows_at + row / BLOCK * self.block + row % BLOCK * 8;
-        u64::from_le_bytes(self.idx[at..at + 8].try_into().unwrap())
+        let at = self.rows_at + row / BLOCK * self.block;
+        key_of(&self.idx[at..], row % BLOCK)
     }
 
     /// The key of every row, in row order (a key once per window).

@@ -323,10 +323,9 @@ pub fn matching_keys(
 ) -> tantivy::Result<()> {
     let w = filter.weight(EnableScoring::disabled_from_searcher(searcher))?;
     for seg in searcher.segment_readers() {
-        let Ok(keys) = seg.fast_fields().u64(key) else {
+        let Some(keys) = key_column(seg, key) else {
             continue;
         };
-        let keys = keys.first_or_default_col(u64::MAX);
         let alive = seg.alive_bitset();
         w.for_each_no_score(seg, &mut |docs| {
             for &d in docs {
@@ -340,6 +339,16 @@ pub fn matching_keys(
         })?;
     }
     Ok(())
+}
+
+/// A segment's `key` fast field (`u64::MAX` for a document without one); `None` when the
+/// segment has no such field.
+fn key_column(
+    seg: &SegmentReader,
+    key: &str,
+) -> Option<std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>> {
+    let col = seg.fast_fields().u64(key).ok()?;
+    Some(col.first_or_default_col(u64::MAX))
 }
 
 fn segment_top_k(
@@ -390,11 +399,7 @@ fn segment_top_k(
         Some(w) => Some(w.scorer(seg, 1.0)?),
         None => None,
     };
-    let keys = seg
-        .fast_fields()
-        .u64(key)
-        .ok()
-        .map(|c| c.first_or_default_col(u64::MAX));
+    let keys = key_column(seg, key);
     let alive = seg.alive_bitset();
     let score_of = |c: &Cursor, doc: DocId| -> f32 {
         let (norms, table, k1) = &fields[c.query];
@@ -607,11 +612,7 @@ mod tests {
             must.push((Occur::Must, Box::new(ConstScoreQuery::new(f, 0.0))));
         }
         let top = TopDocs::with_limit(k).tweak_score(|seg: &SegmentReader| {
-            let keys = seg
-                .fast_fields()
-                .u64("key")
-                .ok()
-                .map(|c| c.first_or_default_col(u64::MAX));
+            let keys = key_column(seg, "key");
             move |doc: DocId, score: Score| {
                 let key = keys.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
                 (score, std::cmp::Reverse(key))
@@ -684,6 +685,18 @@ mod tests {
         obs
     }
 
+    /// A store of `obs` indexed in one run with `opts`.
+    fn indexed_once(
+        obs: &[memkit_testkit::Obs],
+        opts: &crate::index::Options,
+    ) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = memkit_core::store::open(&dir.path().join("mem.db")).unwrap();
+        memkit_testkit::insert(&mut conn, obs).unwrap();
+        crate::index::update(&conn, &crate::index::Layout::new(dir.path()), opts).unwrap();
+        dir
+    }
+
     #[test]
     fn an_index_updated_run_after_run_keeps_few_segments_and_finds_the_same() {
         let obs = corpus();
@@ -710,10 +723,7 @@ mod tests {
             most = most.max(search(runs.path()).0);
         }
         assert!(most <= 3, "{most} segments");
-        let whole = tempfile::tempdir().unwrap();
-        let mut conn = memkit_core::store::open(&whole.path().join("mem.db")).unwrap();
-        memkit_testkit::insert(&mut conn, &obs).unwrap();
-        crate::index::update(&conn, &crate::index::Layout::new(whole.path()), &opts).unwrap();
+        let whole = indexed_once(&obs, &opts);
         let (got, want) = (search(runs.path()).1, search(whole.path()).1);
         assert!(want.iter().all(|h| !h.is_empty()));
         assert_eq!(got, want);
@@ -724,15 +734,12 @@ mod tests {
         let obs = corpus();
         let mut found = Vec::new();
         for threads in [1, 2] {
-            let dir = tempfile::tempdir().unwrap();
-            let layout = crate::index::Layout::new(dir.path());
-            let mut conn = memkit_core::store::open(&dir.path().join("mem.db")).unwrap();
-            memkit_testkit::insert(&mut conn, &obs).unwrap();
             let opts = crate::index::Options {
                 threads,
                 ..Default::default()
             };
-            crate::index::update(&conn, &layout, &opts).unwrap();
+            let dir = indexed_once(&obs, &opts);
+            let layout = crate::index::Layout::new(dir.path());
             let b = crate::index::bm25::Bm25::open(&layout.bm25()).unwrap();
             let searcher = b.reader.searcher();
             assert_eq!(searcher.segment_readers().len(), 1, "{threads} threads");
