@@ -77,6 +77,22 @@ fn ast_filter_walks_a_project_and_survives_hostile_files() {
     // README.md; hidden files and the skipped directories are not even looked at.
     assert_eq!(summary["counts"]["skipped_non_python"], 1, "{summary}");
     assert_eq!(summary["counts"]["errors"], 4, "{summary}");
+
+    // Without --calls each file's records are written by the worker that parsed it: the same
+    // records but the edges, the same counts (edges counted), the same warnings.
+    let plain = env.run("mem-ast", &["proj"], b"");
+    assert!(plain.status.success(), "{}", show(&plain));
+    let without_time = |recs: Vec<Value>| -> Vec<Value> {
+        recs.into_iter()
+            .filter(|r| r["type"] != "edge")
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("elapsed_ms");
+                r
+            })
+            .collect()
+    };
+    assert_eq!(without_time(jsonl(&plain)), without_time(recs));
+    assert_eq!(String::from_utf8_lossy(&plain.stderr), err);
 }
 
 #[test]

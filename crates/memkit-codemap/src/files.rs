@@ -2,7 +2,9 @@
 //! .gitignore and skips virtual environments and caches), each read and parsed, and their
 //! imports linked across the files of the run.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -75,47 +77,115 @@ pub fn snapshot_of(path: &Path, stdin_name: &str) -> Snapshot {
 
 /// Module names from the directories' `__init__.py` files, each directory asked once (the
 /// files of a tree share their parents).
-pub fn modules(snaps: &[Snapshot]) -> Vec<String> {
-    let known = std::cell::RefCell::new(std::collections::HashMap::<String, bool>::new());
-    let is_package = |d: &str| {
-        if let Some(&p) = known.borrow().get(d) {
-            return p;
-        }
-        let p = Path::new(d).join("__init__.py").is_file();
-        known.borrow_mut().insert(d.to_string(), p);
-        p
-    };
-    snaps
-        .iter()
-        .map(|s| project::module_name(&s.path, is_package))
-        .collect()
+#[derive(Default)]
+pub struct Modules(RefCell<HashMap<String, bool>>);
+
+impl Modules {
+    pub fn name(&self, path: &str) -> String {
+        project::module_name(path, |d| {
+            if let Some(&p) = self.0.borrow().get(d) {
+                return p;
+            }
+            let p = Path::new(d).join("__init__.py").is_file();
+            self.0.borrow_mut().insert(d.to_string(), p);
+            p
+        })
+    }
+}
+
+/// A run's summary counts, added up file by file.
+#[derive(Default)]
+pub struct Counts {
+    files: u64,
+    functions: u64,
+    edges: u64,
+    errors: u64,
+    bytes: u64,
+    skipped: u64,
+}
+
+impl Counts {
+    /// One file, with its number of definitions and calls (its snapshot may have dropped them).
+    pub fn add(&mut self, s: &Snapshot, functions: usize, calls: usize) {
+        self.files += 1;
+        self.functions += functions as u64;
+        self.edges += calls as u64;
+        self.errors += s.parse_error.is_some() as u64;
+        self.bytes += s.bytes;
+    }
+
+    /// The walk's files that were not Python and its errors.
+    pub fn add_walk(&mut self, w: &Walked) {
+        self.skipped += w.skipped;
+        self.errors += w.errors.len() as u64;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files == 0
+    }
+
+    pub fn map(&self) -> BTreeMap<String, u64> {
+        BTreeMap::from([
+            ("files".into(), self.files),
+            ("functions".into(), self.functions),
+            ("edges".into(), self.edges),
+            ("errors".into(), self.errors),
+            ("skipped_non_python".into(), self.skipped),
+            ("bytes".into(), self.bytes),
+        ])
+    }
+}
+
+/// What a walk found besides the Python files.
+#[derive(Default)]
+pub struct Walked {
+    /// Files that were not Python.
+    pub skipped: u64,
+    /// The walk's errors as (root, error).
+    pub errors: Vec<(String, String)>,
 }
 
 /// The files of a run, parsed and linked.
 pub struct Parsed {
+    /// In the order of the roots, a directory's files sorted by path.
     pub snaps: Vec<Snapshot>,
     /// Each snapshot's module name.
     pub modules: Vec<String>,
-    /// Files that were not Python.
-    pub skipped: u64,
-    /// The walk's errors as (root, error).
-    pub walk_errors: Vec<(String, String)>,
+    pub walked: Walked,
 }
 
 /// Parses the Python files of `roots` (`-`: stdin, named `stdin_name`; a directory: the Python
-/// files under it) on every core and links their imports. Each file is parsed as soon as the
-/// walk finds it, so the walk costs the run little; the snapshots come in the order of the
-/// roots, a directory's files sorted by path.
+/// files under it) on every core and links their imports.
 pub fn parse(roots: &[PathBuf], stdin_name: &str) -> Parsed {
+    let (mut snaps, walked) = walk(roots, stdin_name, |s| s);
+    let names = Modules::default();
+    let modules: Vec<String> = snaps.iter().map(|s| names.name(&s.path)).collect();
+    project::link(&mut snaps, &modules);
+    Parsed {
+        snaps,
+        modules,
+        walked,
+    }
+}
+
+/// Parses the Python files of `roots` as [`parse`] does, without linking: each file is parsed
+/// on a worker as soon as the walk finds it (so the walk costs the run little) and `keep` runs
+/// there on its snapshot: what was kept, in the order of the roots, a directory's files sorted
+/// by path.
+pub fn walk<T: Send>(
+    roots: &[PathBuf],
+    stdin_name: &str,
+    keep: impl Fn(Snapshot) -> T + Sync,
+) -> (Vec<T>, Walked) {
+    let mut walked = Walked::default();
     let found = Mutex::new(Vec::new());
-    let mut skipped = 0;
-    let mut walk_errors = Vec::new();
+    // On a worker of the pool: a third thread walking beside two parsing was slower on 2 cores.
     rayon::scope(|scope| {
         let parse = |root: usize, path: PathBuf| {
-            let found = &found;
+            let (found, keep) = (&found, &keep);
             scope.spawn(move |_| {
-                let snap = snapshot_of(&path, stdin_name);
-                found.lock().unwrap().push((root, path, snap));
+                let kept = keep(snapshot_of(&path, stdin_name));
+                found.lock().unwrap().push((root, path, kept));
             })
         };
         for (i, root) in roots.iter().enumerate() {
@@ -123,7 +193,7 @@ pub fn parse(roots: &[PathBuf], stdin_name: &str) -> Parsed {
                 if root == Path::new("-") || is_python(root) {
                     parse(i, root.clone());
                 } else {
-                    skipped += 1;
+                    walked.skipped += 1;
                 }
                 continue;
             }
@@ -139,52 +209,20 @@ pub fn parse(roots: &[PathBuf], stdin_name: &str) -> Parsed {
                         if is_python(e.path()) {
                             parse(i, e.into_path());
                         } else {
-                            skipped += 1;
+                            walked.skipped += 1;
                         }
                     }
                     Ok(_) => {}
-                    Err(e) => walk_errors.push((root.display().to_string(), e.to_string())),
+                    Err(e) => walked
+                        .errors
+                        .push((root.display().to_string(), e.to_string())),
                 }
             }
         }
     });
     let mut found = found.into_inner().unwrap();
     found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    let mut snaps: Vec<Snapshot> = found.into_iter().map(|(_, _, s)| s).collect();
-    let modules = modules(&snaps);
-    project::link(&mut snaps, &modules);
-    Parsed {
-        snaps,
-        modules,
-        skipped,
-        walk_errors,
-    }
-}
-
-impl Parsed {
-    /// The run's summary counts.
-    pub fn counts(&self) -> BTreeMap<String, u64> {
-        let errors = self.walk_errors.len()
-            + self
-                .snaps
-                .iter()
-                .filter(|s| s.parse_error.is_some())
-                .count();
-        let mut counts = BTreeMap::new();
-        counts.insert("files".into(), self.snaps.len() as u64);
-        counts.insert(
-            "functions".into(),
-            self.snaps.iter().map(|s| s.functions.len() as u64).sum(),
-        );
-        counts.insert(
-            "edges".into(),
-            self.snaps.iter().map(|s| s.calls.len() as u64).sum(),
-        );
-        counts.insert("errors".into(), errors as u64);
-        counts.insert("skipped_non_python".into(), self.skipped);
-        counts.insert("bytes".into(), self.snaps.iter().map(|s| s.bytes).sum());
-        counts
-    }
+    (found.into_iter().map(|(_, _, kept)| kept).collect(), walked)
 }
 
 /// One file (`-`: stdin, as `stdin_name`) parsed for --diff: unreadable or unparsable is an

@@ -90,13 +90,13 @@ impl<'a> EdgeRecord<'a> {
     }
 }
 
-/// A file's records as JSON lines, as mem-ast prints them: its definitions, with `calls` one
-/// edge per call, then the file record.
-pub fn jsonl(s: &Snapshot, module: &str, calls: bool) -> Vec<u8> {
-    fn line<T: Serialize>(out: &mut Vec<u8>, rec: &T) {
-        serde_json::to_writer(&mut *out, rec).expect("records serialize to JSON");
-        out.push(b'\n');
-    }
+fn line<T: Serialize>(out: &mut Vec<u8>, rec: &T) {
+    serde_json::to_writer(&mut *out, rec).expect("records serialize to JSON");
+    out.push(b'\n');
+}
+
+/// A file's definitions as JSON lines, then with `calls` one edge per call.
+fn definition_lines(s: &Snapshot, calls: bool) -> Vec<u8> {
     let mut out =
         Vec::with_capacity(256 * (1 + s.functions.len() + calls as usize * s.calls.len()));
     for f in &s.functions {
@@ -107,8 +107,48 @@ pub fn jsonl(s: &Snapshot, module: &str, calls: bool) -> Vec<u8> {
             line(&mut out, &EdgeRecord::new(&s.path, c));
         }
     }
+    out
+}
+
+/// A file's records as JSON lines, as mem-ast prints them: its definitions, with `calls` one
+/// edge per call, then the file record.
+pub fn jsonl(s: &Snapshot, module: &str, calls: bool) -> Vec<u8> {
+    let mut out = definition_lines(s, calls);
     line(&mut out, &file_record(s, module));
     out
+}
+
+/// A file whose definitions were written as JSON lines on the worker that parsed it, and its
+/// snapshot without its definitions and calls: a run that prints no edges needs nothing else
+/// from them, and keeping a tree's worth of them would cost more memory than the lines.
+pub struct Printed {
+    pub snap: Snapshot,
+    pub functions: usize,
+    pub calls: usize,
+    /// The function records, one per line.
+    pub lines: Vec<u8>,
+}
+
+impl Printed {
+    pub fn new(mut snap: Snapshot) -> Printed {
+        let lines = definition_lines(&snap, false);
+        let (functions, calls) = (snap.functions.len(), snap.calls.len());
+        snap.functions = Vec::new();
+        snap.calls = Vec::new();
+        Printed {
+            snap,
+            functions,
+            calls,
+            lines,
+        }
+    }
+
+    /// The file record, printed after `lines`.
+    pub fn file_record<'a>(&'a self, module: &'a str) -> FileRecord<'a> {
+        let mut rec = file_record(&self.snap, module);
+        (rec.functions, rec.calls) = (self.functions, self.calls);
+        rec
+    }
 }
 
 /// The records of many files as JSON lines, in their order: written on every core a batch of

@@ -13,7 +13,7 @@ use crate::cli::{Common, Format, Io, Outcome};
 use crate::config::{self, Config};
 use crate::{Result, store};
 use memkit_codemap::files;
-use memkit_codemap::records::{self, DiffRecord, EdgeRecord, FunctionRecord};
+use memkit_codemap::records::{self, DiffRecord, EdgeRecord, FunctionRecord, Printed};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-ast",
@@ -148,22 +148,34 @@ fn database(io: &mut Io) -> Result<Outcome> {
 fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
     let roots = files::roots(args.files.clone(), args.paths_from.as_deref())?;
-    let parsed = files::parse(&roots, &args.path);
-    for (root, e) in &parsed.walk_errors {
-        io.warn(format!("{root}: {e}"));
-    }
-    let snaps = &parsed.snaps;
-    for s in snaps {
-        if let Some(e) = &s.parse_error {
-            io.warn(format!("{}: {e}", s.path));
+    let records = matches!(io.format(), Format::Jsonl | Format::Json);
+    // Without edges nothing printed depends on the other files but the module name: each
+    // file's function records are written on the worker that parsed it and its definitions
+    // dropped there (a tree's worth of them cost more memory, and faulting it in more time,
+    // than the lines).
+    if records && !args.calls && !args.mermaid {
+        let (printed, walked) = files::walk(&roots, &args.path, Printed::new);
+        let files = printed.iter().map(|f| (&f.snap, f.functions, f.calls));
+        let counts = tally(&walked, files, io);
+        let modules = files::Modules::default();
+        for f in &printed {
+            io.record_lines(&f.lines)?;
+            io.record(&f.file_record(&modules.name(&f.snap.path)))?;
         }
+        io.summary(counts.map(), start)?;
+        std::mem::forget(printed);
+        return Ok(nothing_found_if(counts.is_empty()));
     }
+    let parsed = files::parse(&roots, &args.path);
+    let snaps = &parsed.snaps;
+    let files = snaps.iter().map(|s| (s, s.functions.len(), s.calls.len()));
+    let counts = tally(&parsed.walked, files, io);
     if args.mermaid {
         let diffs: Vec<FunctionDiff> = snaps.iter().flat_map(|s| ast::diff(Some(s), s)).collect();
         let refs: Vec<&Snapshot> = snaps.iter().collect();
         io.out
             .write_all(mermaid::flowchart(&diffs, &refs, true).as_bytes())?;
-    } else if matches!(io.format(), Format::Jsonl | Format::Json) {
+    } else if records {
         records::jsonl_batches(snaps, &parsed.modules, args.calls, |lines| {
             io.record_lines(lines)
         })?;
@@ -185,16 +197,41 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
         }
     }
     if !args.mermaid {
-        io.summary(parsed.counts(), start)?;
+        io.summary(counts.map(), start)?;
     }
-    let outcome = if snaps.is_empty() {
-        Outcome::NothingFound
-    } else {
-        Outcome::Ok
-    };
+    let outcome = nothing_found_if(snaps.is_empty());
     // The process ends here: freeing every snapshot one by one would cost it more than exiting.
     std::mem::forget(parsed);
     Ok(outcome)
+}
+
+/// The run's warnings (the walk's errors, then each file that did not parse) and its counts,
+/// from each file's snapshot with its numbers of definitions and calls.
+fn tally<'a>(
+    walked: &files::Walked,
+    files: impl Iterator<Item = (&'a Snapshot, usize, usize)>,
+    io: &mut Io,
+) -> files::Counts {
+    let mut counts = files::Counts::default();
+    counts.add_walk(walked);
+    for (root, e) in &walked.errors {
+        io.warn(format!("{root}: {e}"));
+    }
+    for (s, functions, calls) in files {
+        counts.add(s, functions, calls);
+        if let Some(e) = &s.parse_error {
+            io.warn(format!("{}: {e}", s.path));
+        }
+    }
+    counts
+}
+
+fn nothing_found_if(empty: bool) -> Outcome {
+    if empty {
+        Outcome::NothingFound
+    } else {
+        Outcome::Ok
+    }
 }
 
 fn diff(args: &Args, old: &Path, new: &Path, io: &mut Io) -> Result<Outcome> {
