@@ -106,7 +106,7 @@ pub struct Counts {
 
 impl Counts {
     /// One file, with its number of definitions and calls (its snapshot may have dropped them).
-    pub fn add(&mut self, s: &Snapshot, functions: usize, calls: usize) {
+    fn add(&mut self, s: &Snapshot, functions: usize, calls: usize) {
         self.files += 1;
         self.functions += functions as u64;
         self.edges += calls as u64;
@@ -115,7 +115,7 @@ impl Counts {
     }
 
     /// The walk's files that were not Python and its errors.
-    pub fn add_walk(&mut self, w: &Walked) {
+    fn add_walk(&mut self, w: &Walked) {
         self.skipped += w.skipped;
         self.errors += w.errors.len() as u64;
     }
@@ -134,6 +134,27 @@ impl Counts {
             ("bytes".into(), self.bytes),
         ])
     }
+}
+
+/// The run's counts, from each file's snapshot with its numbers of definitions and calls, and
+/// its warnings to `warn`: the walk's errors, then each file that did not parse.
+pub fn tally<'a>(
+    walked: &Walked,
+    files: impl Iterator<Item = (&'a Snapshot, usize, usize)>,
+    mut warn: impl FnMut(String),
+) -> Counts {
+    let mut counts = Counts::default();
+    counts.add_walk(walked);
+    for (root, e) in &walked.errors {
+        warn(format!("{root}: {e}"));
+    }
+    for (s, functions, calls) in files {
+        counts.add(s, functions, calls);
+        if let Some(e) = &s.parse_error {
+            warn(format!("{}: {e}", s.path));
+        }
+    }
+    counts
 }
 
 /// What a walk found besides the Python files.

@@ -156,7 +156,7 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     if records && !args.calls && !args.mermaid {
         let (printed, walked) = files::walk(&roots, &args.path, Printed::new);
         let files = printed.iter().map(|f| (&f.snap, f.functions, f.calls));
-        let counts = tally(&walked, files, io);
+        let counts = files::tally(&walked, files, |w| io.warn(w));
         let modules = files::Modules::default();
         for f in &printed {
             io.record_lines(&f.lines)?;
@@ -169,7 +169,7 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let parsed = files::parse(&roots, &args.path);
     let snaps = &parsed.snaps;
     let files = snaps.iter().map(|s| (s, s.functions.len(), s.calls.len()));
-    let counts = tally(&parsed.walked, files, io);
+    let counts = files::tally(&parsed.walked, files, |w| io.warn(w));
     if args.mermaid {
         let diffs: Vec<FunctionDiff> = snaps.iter().flat_map(|s| ast::diff(Some(s), s)).collect();
         let refs: Vec<&Snapshot> = snaps.iter().collect();
@@ -203,27 +203,6 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     // The process ends here: freeing every snapshot one by one would cost it more than exiting.
     std::mem::forget(parsed);
     Ok(outcome)
-}
-
-/// The run's warnings (the walk's errors, then each file that did not parse) and its counts,
-/// from each file's snapshot with its numbers of definitions and calls.
-fn tally<'a>(
-    walked: &files::Walked,
-    files: impl Iterator<Item = (&'a Snapshot, usize, usize)>,
-    io: &mut Io,
-) -> files::Counts {
-    let mut counts = files::Counts::default();
-    counts.add_walk(walked);
-    for (root, e) in &walked.errors {
-        io.warn(format!("{root}: {e}"));
-    }
-    for (s, functions, calls) in files {
-        counts.add(s, functions, calls);
-        if let Some(e) = &s.parse_error {
-            io.warn(format!("{}: {e}", s.path));
-        }
-    }
-    counts
 }
 
 fn nothing_found_if(empty: bool) -> Outcome {
