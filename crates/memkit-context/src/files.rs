@@ -90,28 +90,29 @@ pub fn rank(
     let mut session_rank: HashMap<&str, i32> = HashMap::new();
     for c in calls {
         let n = session_rank.len() as i32;
-        session_rank.entry(c.session_id.as_str()).or_insert(n);
+        session_rank.entry(&*c.session_id).or_insert(n);
     }
-    let mut files: HashMap<String, InPlay> = HashMap::new();
+    // Keyed by the callers' own strings: a few thousand calls name a few dozen files.
+    let mut files: HashMap<&str, InPlay> = HashMap::new();
     // (file, session) pairs already counted, with whether as an edit.
-    let mut seen: HashMap<(String, &str), bool> = HashMap::new();
+    let mut seen: HashMap<(&str, &str), bool> = HashMap::new();
     for c in calls {
-        let weight = w.decay.powi(session_rank[c.session_id.as_str()]);
+        let weight = w.decay.powi(session_rank[&*c.session_id]);
         let edit = c.edits();
         let at = epoch_ms(&c.at);
         for f in c.files.iter().filter(|f| inside(f, root)) {
-            let e = files.entry(f.clone()).or_insert_with(|| InPlay::new(f, at));
+            let e = files.entry(f).or_insert_with(|| InPlay::new(f, at));
             if edit {
                 e.edits += 1;
             }
             e.calls.push((c.id, edit));
             // A session counts once per file: as an edit if it edited it at all.
-            match seen.get(&(f.clone(), c.session_id.as_str())) {
+            match seen.get(&(f.as_str(), &*c.session_id)) {
                 Some(true) => {}
                 Some(false) if edit => {
                     e.score += weight * (1.0 - w.read);
                     e.sessions += 1;
-                    seen.insert((f.clone(), c.session_id.as_str()), true);
+                    seen.insert((f, &c.session_id), true);
                 }
                 Some(false) => {}
                 None => {
@@ -119,7 +120,7 @@ pub fn rank(
                     if edit {
                         e.sessions += 1;
                     }
-                    seen.insert((f.clone(), c.session_id.as_str()), edit);
+                    seen.insert((f, &c.session_id), edit);
                 }
             }
         }
@@ -127,7 +128,7 @@ pub fn rank(
     // The older sessions add to how often; the last sessions' calls tell what and when.
     for h in history.iter().filter(|h| inside(&h.file, root)) {
         let e = files
-            .entry(h.file.clone())
+            .entry(&h.file)
             .or_insert_with(|| InPlay::new(&h.file, epoch_ms(&h.last_at)));
         e.edits += h.edits;
         e.sessions += h.sessions;
@@ -137,16 +138,10 @@ pub fn rank(
         }
     }
     for f in changed.iter().filter(|f| inside(f, root)) {
-        files
-            .entry(f.clone())
-            .or_insert_with(|| InPlay::new(f, 0))
-            .changed = true;
+        files.entry(f).or_insert_with(|| InPlay::new(f, 0)).changed = true;
     }
     for f in planned.iter().filter(|f| inside(f, root)) {
-        files
-            .entry(f.clone())
-            .or_insert_with(|| InPlay::new(f, 0))
-            .planned = true;
+        files.entry(f).or_insert_with(|| InPlay::new(f, 0)).planned = true;
     }
     let (mut out, rest): (Vec<InPlay>, Vec<InPlay>) = files.into_values().partition(|f| f.changed);
     let (mut plan, rest): (Vec<InPlay>, Vec<InPlay>) = rest.into_iter().partition(|f| f.planned);
@@ -422,7 +417,7 @@ mod tests {
             id,
             session_id: session.into(),
             tool: tool.into(),
-            files: vec![file.into()],
+            files: vec![file.to_string()].into(),
             at: at.into(),
             input: None,
         }

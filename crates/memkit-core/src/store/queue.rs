@@ -1,6 +1,7 @@
 //! `pending_queue`: every capture waits here until compression turns it into observations.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -351,9 +352,11 @@ pub(super) fn edit_tools_sql() -> String {
 pub struct FileCall {
     /// The queue row.
     pub id: i64,
-    pub session_id: String,
-    pub tool: String,
-    pub files: Vec<String>,
+    /// Shared by the calls of a session (a session's calls are thousands, its id one).
+    pub session_id: Rc<str>,
+    pub tool: Rc<str>,
+    /// Shared by the calls that name the same list.
+    pub files: Rc<[String]>,
     pub at: String,
     /// The call's input, when asked for (edits only).
     pub input: Option<serde_json::Value>,
@@ -361,7 +364,7 @@ pub struct FileCall {
 
 impl FileCall {
     pub fn edits(&self) -> bool {
-        EDIT_TOOLS.contains(&self.tool.as_str())
+        EDIT_TOOLS.contains(&&*self.tool)
     }
 }
 
@@ -390,24 +393,34 @@ pub fn file_calls(
            FROM pending_queue q
           WHERE q.session_id IN ({marks}) AND q.event = 'PostToolUse' AND q.tool_name IN ({tools})"
     ))?;
-    // A session's calls name the same few files over and over: each list is parsed once.
-    let mut parsed: HashMap<String, Vec<String>> = HashMap::new();
+    // A session's calls name the same few files over and over: each list is parsed once, and
+    // each list, session and tool is one allocation that the calls share.
+    let mut lists: HashMap<String, Rc<[String]>> = HashMap::new();
+    let mut names: HashMap<String, Rc<str>> = HashMap::new();
+    let mut shared = |s: &str| -> Rc<str> {
+        if let Some(n) = names.get(s) {
+            return n.clone();
+        }
+        let n: Rc<str> = s.into();
+        names.insert(s.to_string(), n.clone());
+        n
+    };
     let mut calls: Vec<FileCall> = Vec::new();
     let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
     while let Some(r) = rows.next()? {
         let list = str_at(r, 2)?;
-        let files = match parsed.get(list) {
+        let files = match lists.get(list) {
             Some(f) => f.clone(),
             None => {
-                let f = super::parse_list(Some(list.to_string()));
-                parsed.insert(list.to_string(), f.clone());
+                let f: Rc<[String]> = super::parse_list(Some(list.to_string())).into();
+                lists.insert(list.to_string(), f.clone());
                 f
             }
         };
         calls.push(FileCall {
             id: r.get(4)?,
-            session_id: r.get(0)?,
-            tool: r.get(1)?,
+            session_id: shared(str_at(r, 0)?),
+            tool: shared(str_at(r, 1)?),
             files,
             at: r.get(3)?,
             input: None,
