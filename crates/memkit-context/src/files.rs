@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use memkit_core::store::queue::{Edited, FileCall};
+use rustc_hash::FxHashMap;
 
 /// How the ranking weighs the evidence (`context_files_*` settings).
 #[derive(Debug, Clone, Copy)]
@@ -87,15 +88,15 @@ pub fn rank(
     w: Weights,
 ) -> Vec<InPlay> {
     // Sessions by their latest call, newest first: the order the calls arrive in.
-    let mut session_rank: HashMap<&str, i32> = HashMap::new();
+    let mut session_rank: FxHashMap<&str, i32> = FxHashMap::default();
     for c in calls {
         let n = session_rank.len() as i32;
         session_rank.entry(&*c.session_id).or_insert(n);
     }
     // Keyed by the callers' own strings: a few thousand calls name a few dozen files.
-    let mut files: HashMap<&str, InPlay> = HashMap::new();
+    let mut files: FxHashMap<&str, InPlay> = FxHashMap::default();
     // (file, session) pairs already counted, with whether as an edit.
-    let mut seen: HashMap<(&str, &str), bool> = HashMap::new();
+    let mut seen: FxHashMap<(&str, &str), bool> = FxHashMap::default();
     for c in calls {
         let weight = w.decay.powi(session_rank[&*c.session_id]);
         let edit = c.edits();

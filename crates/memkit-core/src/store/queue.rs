@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
@@ -395,8 +397,8 @@ pub fn file_calls(
     ))?;
     // A session's calls name the same few files over and over: each list is parsed once, and
     // each list, session and tool is one allocation that the calls share.
-    let mut lists: HashMap<String, Rc<[String]>> = HashMap::new();
-    let mut names: HashMap<String, Rc<str>> = HashMap::new();
+    let mut lists: FxHashMap<String, Rc<[String]>> = FxHashMap::default();
+    let mut names: FxHashMap<String, Rc<str>> = FxHashMap::default();
     let mut shared = |s: &str| -> Rc<str> {
         if let Some(n) = names.get(s) {
             return n.clone();
@@ -496,13 +498,13 @@ pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited
     // By the stored list as written, parsed once per distinct list; the sessions that wrote it
     // as bits by their place in `sessions`. Rows are borrowed, not copied: a few thousand of
     // them at a million observations, and their strings were most of the time spent here.
-    let place: HashMap<&str, usize> = sessions
+    let place: FxHashMap<&str, usize> = sessions
         .iter()
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
     let words = sessions.len().div_ceil(64);
-    let mut by_list: HashMap<String, (Vec<u64>, Edited)> = HashMap::new();
+    let mut by_list: FxHashMap<String, (Vec<u64>, Edited)> = FxHashMap::default();
     let mut rows = st.query(rusqlite::params_from_iter(sessions))?;
     while let Some(r) = rows.next()? {
         let list = str_at(r, 0)?;
@@ -521,7 +523,7 @@ pub fn edit_history(conn: &Connection, sessions: &[String]) -> Result<Vec<Edited
             e.last_id = id;
         }
     }
-    let mut by_file: HashMap<String, Edited> = HashMap::new();
+    let mut by_file: FxHashMap<String, Edited> = FxHashMap::default();
     for (list, (seen, e)) in by_list {
         let seen = seen.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         for f in super::parse_list(Some(list)) {
