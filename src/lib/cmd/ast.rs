@@ -138,11 +138,7 @@ fn database(io: &mut Io) -> Result<Outcome> {
     }
     counts.insert("files".into(), reports.len() as u64);
     io.summary(counts, start)?;
-    Ok(if reports.is_empty() {
-        Outcome::NothingFound
-    } else {
-        Outcome::Ok
-    })
+    Ok(nothing_found_if(reports.is_empty()))
 }
 
 fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
@@ -236,11 +232,7 @@ fn diff(args: &Args, old: &Path, new: &Path, io: &mut Io) -> Result<Outcome> {
         &recs,
         &["change", "qualname", "kind", "signature", "line_start"],
     )?;
-    Ok(
-        if diffs.iter().any(|d| d.change != ast::Change::Unchanged) {
-            Outcome::Ok
-        } else {
-            Outcome::NothingFound
-        },
-    )
+    Ok(nothing_found_if(
+        diffs.iter().all(|d| d.change == ast::Change::Unchanged),
+    ))
 }
