@@ -237,8 +237,7 @@ fn throughput(model: &Path, texts: &[String]) {
     let mut cached = Embedder::load_with(model, None, embed::LoadOptions::batch()).unwrap();
     let plain_opts = embed::LoadOptions {
         cache: false,
-        packed: true,
-        sessions_per_core: true,
+        ..embed::LoadOptions::batch()
     };
     let mut plain = Embedder::load_with(model, None, plain_opts).unwrap();
     let budget = std::env::var("MEMKIT_BENCH_BATCH_TOKENS")
@@ -287,10 +286,22 @@ fn throughput(model: &Path, texts: &[String]) {
         .map(|n| n.get())
         .unwrap_or(1)
         .to_string();
-    let raw_run = |args: &[&str]| -> Value {
+    // The naive loop also over the graph memkit runs (int8 products where the weights are
+    // int8: embed::int8), so the table shows what the int8 kernels give and what the rest does.
+    let int8_dir = std::env::temp_dir().join(format!("memkit-bench-int8-{}", std::process::id()));
+    let int8_model = embed::int8::rewrite(&std::fs::read(model.join("model.onnx")).unwrap())
+        .filter(|_| embed::int8_enabled())
+        .map(|(bytes, _)| {
+            std::fs::create_dir_all(&int8_dir).unwrap();
+            std::fs::write(int8_dir.join("model.onnx"), bytes).unwrap();
+            std::fs::copy(model.join("manifest.json"), int8_dir.join("manifest.json")).unwrap();
+            int8_dir.clone()
+        });
+    let mut naives_int8 = Vec::new();
+    let raw_run_on = |dir: &Path, args: &[&str]| -> Value {
         let py = Command::new(python())
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_raw_bench.py"))
-            .arg(model)
+            .arg(dir)
             .args(args)
             .args(["--threads", &threads])
             .output()
@@ -304,6 +315,7 @@ fn throughput(model: &Path, texts: &[String]) {
         );
         v
     };
+    let raw_run = |args: &[&str]| raw_run_on(model, args);
     for _ in 0..3 {
         for (e, out) in [(&mut cached, &mut runs), (&mut plain, &mut plains)] {
             let t = Instant::now();
@@ -320,7 +332,12 @@ fn throughput(model: &Path, texts: &[String]) {
         // How much of the gain is the thread setting alone, and how much the batches.
         let v = raw_run(&["--ids", ids_arg, "--batch-size", "1", "--no-spin"]);
         naives_nospin.push(v["tokens_per_s"].as_f64().unwrap());
+        if let Some(dir) = &int8_model {
+            let v = raw_run_on(dir, &["--ids", ids_arg, "--batch-size", "1"]);
+            naives_int8.push(v["tokens_per_s"].as_f64().unwrap());
+        }
     }
+    let _ = std::fs::remove_dir_all(&int8_dir);
     let ours = median(&mut runs);
     let ours_plain = median(&mut plains);
     let raw = median(&mut raws);
@@ -329,6 +346,24 @@ fn throughput(model: &Path, texts: &[String]) {
     let _ = std::fs::remove_file(&batches_file);
     let _ = std::fs::remove_file(&ids_file);
     let name = model.file_name().unwrap().to_string_lossy();
+    if !naives_int8.is_empty() {
+        let naive_int8 = median(&mut naives_int8);
+        common::figure(
+            "embed",
+            None,
+            &format!(
+                "embedding throughput against the naive loop over memkit's int8 graph, {name}"
+            ),
+            ours,
+            "tokens/s",
+            common::Budget::None,
+            Some(("naive loop, the same int8 products", naive_int8)),
+        );
+        println!(
+            "  the naive one-text loop over memkit's int8 graph: {naive_int8:.0} tokens/s, memkit/that {:.2}",
+            ours / naive_int8
+        );
+    }
     common::figure(
         "embed",
         None,

@@ -49,6 +49,16 @@ fn in_process(model: &str) -> Embedder {
     Embedder::load(&m.join(model), None).unwrap()
 }
 
+/// `in_process` with the model's own float products (MEM_EMBED_INT8=0).
+fn in_process_float(model: &Path) -> Embedder {
+    embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
+    let opts = embed::LoadOptions {
+        int8: false,
+        ..embed::LoadOptions::batch()
+    };
+    Embedder::load_with(model, None, opts).unwrap()
+}
+
 fn vectors(out: &std::process::Output) -> Vec<Vec<f32>> {
     jsonl(out)
         .iter()
@@ -669,7 +679,8 @@ print(json.dumps(out))
 fn pooling_matches_raw_onnx_runtime_in_python() {
     let m = models();
     for model in ["qwen3-tiny", "minilm-l6"] {
-        let mut e = in_process(model);
+        // The reference runs model.onnx as it is: float products (int8 ones are pinned below).
+        let mut e = in_process_float(&m.join(model));
         let texts = [
             "hi",
             "fix the login bug in the session middleware",
@@ -778,6 +789,7 @@ fn model_cache_is_built_once_then_hit_with_the_same_vectors() {
             cache: true,
             packed,
             sessions_per_core: false,
+            ..embed::LoadOptions::batch()
         };
         let mut e = Embedder::load_with(&model, None, opts).unwrap();
         assert_eq!(e.load_report().cache, embed::cache::CacheUse::Hit);
@@ -1293,4 +1305,99 @@ fn config_toml_turns_the_model_cache_off_too() {
     let env = env.set("MEM_MODEL_CACHE", "1");
     let (_, how) = embed_verbose(&env, &model);
     assert_eq!(how, "built");
+}
+
+/// The fixture set's passages and questions (musique-mini: real text, CC BY 4.0).
+fn musique_mini() -> (Vec<String>, Vec<String>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/retrieval/musique-mini");
+    let read = |f: &str, field: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(f))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()[field]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    (read("corpus.jsonl", "text"), read("queries.jsonl", "text"))
+}
+
+/// MiniLM's int8 weights are multiplied as int8 (embed::int8): every linear layer of the six
+/// is rewritten, ONNX Runtime fuses each into its int8 kernel, and the vectors stay within a
+/// cosine of the float ones that leaves what a question finds the same.
+#[test]
+fn int8_weights_are_multiplied_as_int8_and_find_what_the_float_products_find() {
+    let env = env();
+    let model = model_copy(&env, "minilm-l6");
+    let bytes = std::fs::read(model.join("model.onnx")).unwrap();
+    let (rewritten, n) = embed::int8::rewrite(&bytes).expect("MiniLM has int8 weights");
+    // Q, K, V, the attention output and the two feed-forward products of six layers.
+    assert_eq!(n, 36);
+    let ops = embed::int8::op_types(&rewritten);
+    let count = |op: &str| ops.iter().filter(|o| *o == op).count();
+    assert_eq!(count("MatMulInteger"), 36);
+    // Q, K and V read one tensor: it is quantized once.
+    assert_eq!(count("DynamicQuantizeLinear"), 24);
+    assert_eq!(
+        count("MatMul"),
+        embed::int8::op_types(&bytes)
+            .iter()
+            .filter(|o| *o == "MatMul")
+            .count()
+            - 36
+    );
+    // A model without int8 weights is left as it is.
+    let tiny = std::fs::read(models().join("qwen3-tiny/model.onnx")).unwrap();
+    assert!(embed::int8::rewrite(&tiny).is_none());
+
+    embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
+    let mut int8 = Embedder::load(&model, None).unwrap();
+    assert_eq!(int8.load_report().int8_products, 36);
+    assert_eq!(int8.load_report().cache, embed::cache::CacheUse::Built);
+    // The cache entry holds ONNX Runtime's fused int8 products, not float ones.
+    let entry = cache_entries(&model).pop().expect("an entry");
+    let optimised = embed::int8::op_types(&std::fs::read(entry.join("model.onnx")).unwrap());
+    let fused = optimised
+        .iter()
+        .filter(|o| *o == "DynamicQuantizeMatMul" || *o == "MatMulIntegerToFloat")
+        .count();
+    assert!(fused >= 36, "{optimised:?}");
+    let hit = Embedder::load(&model, None).unwrap();
+    assert_eq!(hit.load_report().cache, embed::cache::CacheUse::Hit);
+    assert_eq!(hit.load_report().int8_products, 36);
+    let mut float = in_process_float(&model);
+    assert_eq!(float.load_report().int8_products, 0);
+
+    let (passages, questions) = musique_mini();
+    let texts: Vec<&str> = passages
+        .iter()
+        .chain(&questions)
+        .map(String::as_str)
+        .collect();
+    let (a, b) = (int8.embed(&texts).unwrap(), float.embed(&texts).unwrap());
+    let cos: Vec<f32> = a.iter().zip(&b).map(|(x, y)| embed::cosine(x, y)).collect();
+    let mean = cos.iter().sum::<f32>() / cos.len() as f32;
+    let worst = cos.iter().cloned().fold(1.0, f32::min);
+    assert!(mean >= 0.99 && worst >= 0.95, "mean {mean}, worst {worst}");
+    let best = |v: &[Vec<f32>], q: usize| {
+        (0..passages.len())
+            .max_by(|&i, &j| embed::cosine(&v[q], &v[i]).total_cmp(&embed::cosine(&v[q], &v[j])))
+            .unwrap()
+    };
+    let np = passages.len();
+    let same = (np..texts.len())
+        .filter(|&q| best(&a, q) == best(&b, q))
+        .count();
+    assert!(
+        same * 10 >= questions.len() * 9,
+        "the same best passage for {same} of {} questions",
+        questions.len()
+    );
+    eprintln!(
+        "int8 against float: mean cosine {mean:.4}, worst {worst:.4}, same best passage {same}/{}",
+        questions.len()
+    );
 }

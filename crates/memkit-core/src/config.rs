@@ -84,6 +84,12 @@ pub const SETTINGS: &[Setting] = &[
         "When 0, models are loaded and optimised from model.onnx every time instead of from their persistent cache (<model>/.ort-cache/).",
     ),
     setting(
+        "MEM_EMBED_INT8",
+        Some("embed_int8"),
+        Some("1"),
+        "When 1, a model whose weights are stored as int8 (the registries' MiniLM) multiplies them as int8, its activations rounded to 8 bits per batch (ONNX Runtime's dynamic quantization): about 1.5x the tokens/s, vectors within cosine 0.99 of the float products. 0 keeps the float products.",
+    ),
+    setting(
         "MEM_HF_ENDPOINT",
         Some("hf_endpoint"),
         Some("https://huggingface.co"),

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use memkit_core::{Error, Result, config};
 
 /// Bumped when the layout or the session options of cached entries change.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 const DIR: &str = ".ort-cache";
 const GRAPH: &str = "model.onnx";
 const DATA: &str = "model.onnx.data";
@@ -92,9 +92,14 @@ fn file_key(path: &Path, what: &str, extra: &[&[u8]]) -> Result<String> {
 
 /// The cache entry directory of `model` (a model.onnx file): also keyed by the ONNX Runtime
 /// build and the CPU.
-pub fn entry_dir(model: &Path) -> Result<PathBuf> {
+pub fn entry_dir(model: &Path, int8: bool) -> Result<PathBuf> {
     let cpu = cpu_signature();
-    let key = file_key(model, "model", &[ort::info().as_bytes(), cpu.as_bytes()])?;
+    let products: &[u8] = if int8 { b"int8" } else { b"float" };
+    let key = file_key(
+        model,
+        "model",
+        &[ort::info().as_bytes(), cpu.as_bytes(), products],
+    )?;
     let parent = model.parent().unwrap_or(Path::new("."));
     Ok(parent.join(DIR).join(key))
 }
@@ -131,51 +136,87 @@ pub fn builder(env: &ort::environment::Environment, threads: usize) -> Result<Se
         .map_err(ort_err)
 }
 
+/// A loaded session, what the model cache did for it, and how many of the model's matrix
+/// products run in int8 ([`super::int8`]).
+pub struct Loaded {
+    pub session: Session,
+    pub cache: CacheUse,
+    pub int8_products: usize,
+}
+
 /// A session for `model`: from the cache entry when there is a good one, else from the model
 /// (writing the entry). Errors are those of loading the model itself. `packed`: take the
 /// entry's packed weights (faster inference, slower load; see [`super::LoadOptions`]).
+/// `int8`: a model whose weights are int8 multiplies them as int8 ([`super::int8`]).
 pub fn session(
     env: &ort::environment::Environment,
     model: &Path,
     threads: usize,
     use_cache: bool,
     packed: bool,
-) -> Result<(Session, CacheUse)> {
-    let plain = |b: SessionBuilder| commit(b, model);
+    int8: bool,
+) -> Result<Loaded> {
     if !use_cache {
-        return Ok((plain(builder(env, threads)?)?, CacheUse::Off));
+        let (session, int8_products) = commit(builder(env, threads)?, model, int8)?;
+        return Ok(Loaded {
+            session,
+            cache: CacheUse::Off,
+            int8_products,
+        });
     }
-    let dir = entry_dir(model)?;
+    let dir = entry_dir(model, int8)?;
     let mut stale = None;
     if dir.join(READY).is_file() {
         match load_entry(env, &dir, threads, packed) {
-            Ok(s) => return Ok((s, CacheUse::Hit)),
+            Ok((session, int8_products)) => {
+                return Ok(Loaded {
+                    session,
+                    cache: CacheUse::Hit,
+                    int8_products,
+                });
+            }
             Err(why) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 stale = Some(why);
             }
         }
     }
-    let (session, written) = build_entry(env, model, &dir, threads)?;
-    let how = match (written, stale) {
+    let (session, int8_products, written) = build_entry(env, model, &dir, threads, int8)?;
+    let cache = match (written, stale) {
         (Err(why), _) => CacheUse::Unwritable(why),
         (Ok(()), Some(why)) => CacheUse::Rebuilt(why),
         (Ok(()), None) => CacheUse::Built,
     };
-    Ok((session, how))
+    Ok(Loaded {
+        session,
+        cache,
+        int8_products,
+    })
 }
 
 fn ort_err(e: impl std::fmt::Display) -> Error {
     Error::other(format!("onnx runtime: {e}"))
 }
 
-fn commit(mut b: SessionBuilder, model: &Path) -> Result<Session> {
-    b.commit_from_file(model).map_err(|e| {
+/// Loads `model`, with its int8-weight products rewritten into int8 ones when `int8` and
+/// there are any; returns the session and how many products were rewritten.
+fn commit(mut b: SessionBuilder, model: &Path, int8: bool) -> Result<(Session, usize)> {
+    let failed = |e: ort::Error| {
         Error::other(format!(
             "cannot load model {}: {e} (corrupt or not an ONNX model? run scripts/fetch-models again)",
             model.display()
         ))
-    })
+    };
+    let rewritten = match int8 {
+        true => std::fs::read(model)
+            .ok()
+            .and_then(|bytes| super::int8::rewrite(&bytes)),
+        false => None,
+    };
+    match rewritten {
+        Some((bytes, n)) => Ok((b.commit_from_memory(&bytes).map_err(failed)?, n)),
+        None => Ok((b.commit_from_file(model).map_err(failed)?, 0)),
+    }
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -183,6 +224,8 @@ struct Ready {
     format: u32,
     graph_bytes: u64,
     data_bytes: u64,
+    #[serde(default)]
+    int8_products: usize,
 }
 
 fn load_entry(
@@ -190,7 +233,7 @@ fn load_entry(
     dir: &Path,
     threads: usize,
     packed: bool,
-) -> std::result::Result<Session, String> {
+) -> std::result::Result<(Session, usize), String> {
     let ready: Ready = std::fs::read(dir.join(READY))
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{READY}: {e}")))?;
@@ -210,6 +253,7 @@ fn load_entry(
         .with_prepacking(packed)
         .map_err(|e| e.to_string())?
         .commit_from_file(dir.join(GRAPH))
+        .map(|s| (s, ready.int8_products))
         .map_err(|e| e.to_string())
 }
 
@@ -220,7 +264,8 @@ fn build_entry(
     model: &Path,
     dir: &Path,
     threads: usize,
-) -> Result<(Session, std::result::Result<(), String>)> {
+    int8: bool,
+) -> Result<(Session, usize, std::result::Result<(), String>)> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let tmp = parent.join(format!(
         ".tmp-{}-{}",
@@ -228,8 +273,8 @@ fn build_entry(
         std::process::id()
     ));
     if let Err(e) = std::fs::create_dir_all(&tmp) {
-        let session = commit(builder(env, threads)?, model)?;
-        return Ok((session, Err(format!("{}: {e}", parent.display()))));
+        let (session, n) = commit(builder(env, threads)?, model, int8)?;
+        return Ok((session, n, Err(format!("{}: {e}", parent.display()))));
     }
     let mut b = builder(env, threads)?
         .with_optimized_model_path(tmp.join(GRAPH))
@@ -248,21 +293,21 @@ fn build_entry(
     ] {
         b = b.with_config_entry(k, v).map_err(ort_err)?;
     }
-    let session = match commit(b, model) {
+    let (session, n) = match commit(b, model, int8) {
         Ok(s) => s,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
         }
     };
-    let written = publish(&tmp, dir);
+    let written = publish(&tmp, dir, n);
     if written.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
-    Ok((session, written))
+    Ok((session, n, written))
 }
 
-fn publish(tmp: &Path, dir: &Path) -> std::result::Result<(), String> {
+fn publish(tmp: &Path, dir: &Path, int8_products: usize) -> std::result::Result<(), String> {
     let size = |f: &str| {
         std::fs::metadata(tmp.join(f))
             .map(|m| m.len())
@@ -272,6 +317,7 @@ fn publish(tmp: &Path, dir: &Path) -> std::result::Result<(), String> {
         format: FORMAT,
         graph_bytes: size(GRAPH)?,
         data_bytes: size(DATA).unwrap_or(0),
+        int8_products,
     };
     for f in [GRAPH, DATA] {
         if let Ok(file) = std::fs::File::open(tmp.join(f)) {

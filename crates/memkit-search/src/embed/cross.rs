@@ -135,8 +135,15 @@ impl CrossEncoder {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        let (session, _) =
-            super::cache::session(env, &model_path, threads, super::cache::enabled(), false)?;
+        let session = super::cache::session(
+            env,
+            &model_path,
+            threads,
+            super::cache::enabled(),
+            false,
+            super::int8_enabled(),
+        )?
+        .session;
         let (mut tokenizer, _) = super::load_tokenizer(dir, super::cache::enabled())?;
         tokenizer
             .with_truncation(Some(tokenizers::TruncationParams {

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod cross;
 pub mod install;
+pub mod int8;
 pub mod store;
 
 use std::borrow::Cow;
@@ -372,6 +373,8 @@ pub struct LoadReport {
     pub tokenizer_cache: cache::CacheUse,
     /// Sessions running batches side by side, and the threads of each.
     pub sessions: (usize, usize),
+    /// Matrix products of int8 weights that run as int8 ([`int8`]; 0 when none or off).
+    pub int8_products: usize,
 }
 
 impl std::fmt::Display for LoadReport {
@@ -379,13 +382,14 @@ impl std::fmt::Display for LoadReport {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         write!(
             f,
-            "ready in {:.0} ms (runtime {:.0} ms, tokenizer {:.0} ms in parallel, session {:.0} ms; model cache: {}; weights: {}; tokenizer cache: {}; {} of {})",
+            "ready in {:.0} ms (runtime {:.0} ms, tokenizer {:.0} ms in parallel, session {:.0} ms; model cache: {}; weights: {}; int8 products: {}; tokenizer cache: {}; {} of {})",
             ms(self.total),
             ms(self.runtime),
             ms(self.tokenizer),
             ms(self.session),
             self.cache,
             if self.packed { "packed" } else { "as stored" },
+            self.int8_products,
             self.tokenizer_cache,
             match self.sessions.0 {
                 1 => "1 session".to_string(),
@@ -399,6 +403,11 @@ impl std::fmt::Display for LoadReport {
     }
 }
 
+/// Whether int8 weights are multiplied as int8 (MEM_EMBED_INT8, config.toml's embed_int8).
+pub fn int8_enabled() -> bool {
+    config::current().get_on("embed_int8")
+}
+
 /// How [`Embedder::load_with`] loads a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadOptions {
@@ -410,6 +419,9 @@ pub struct LoadOptions {
     /// A small model loaded once per core, each session running its own batches
     /// ([`SHARED_UP_TO`]): pays from roughly [`SESSIONS_FROM_TOKENS`] tokens on.
     pub sessions_per_core: bool,
+    /// A model whose weights are int8 multiplies them as int8 ([`int8`]; MEM_EMBED_INT8=0
+    /// keeps the float products).
+    pub int8: bool,
 }
 
 /// Tokens to embed from which packed weights pay for their longer load (0.56 ms saved per
@@ -427,6 +439,7 @@ impl LoadOptions {
             cache: cache::enabled(),
             packed: true,
             sessions_per_core: true,
+            int8: int8_enabled(),
         }
     }
 
@@ -583,14 +596,28 @@ impl Embedder {
                 load_tokenizer(dir, opts.cache).map(|(tk, how)| (tk, how, t.elapsed()))
             });
             let t = Instant::now();
-            let sess = cache::session(env, &model_path, threads, opts.cache, opts.packed)
-                .map(|r| (r, t.elapsed()));
+            let sess = cache::session(
+                env,
+                &model_path,
+                threads,
+                opts.cache,
+                opts.packed,
+                opts.int8,
+            )
+            .map(|r| (r, t.elapsed()));
             let tok = tok
                 .join()
                 .unwrap_or_else(|_| Err(Error::other("tokenizer: loader thread panicked")));
             (tok, sess)
         });
-        let ((session, how), session_time) = sess?;
+        let (
+            cache::Loaded {
+                session,
+                cache: how,
+                int8_products,
+            },
+            session_time,
+        ) = sess?;
         let (tokenizer, tokenizer_cache, tokenizer_time) = tok?;
         let has_input = |name: &str| session.inputs().iter().any(|i| i.name() == name);
         // Exports differ in whether they take position or token type ids; the model decides.
@@ -607,8 +634,17 @@ impl Embedder {
         let past = past_inputs(&session, &manifest)
             .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
         let more = (1..sessions)
-            .map(|_| cache::session(env, &model_path, threads, opts.cache, opts.packed))
-            .map(|r| r.map(|(s, _)| s))
+            .map(|_| {
+                cache::session(
+                    env,
+                    &model_path,
+                    threads,
+                    opts.cache,
+                    opts.packed,
+                    opts.int8,
+                )
+            })
+            .map(|r| r.map(|l| l.session))
             .collect::<Result<Vec<_>>>()?;
         Ok(Embedder {
             manifest,
@@ -627,6 +663,7 @@ impl Embedder {
                 cache: how,
                 tokenizer_cache,
                 sessions: (sessions, threads),
+                int8_products,
             },
             tokens: 0,
             past,
