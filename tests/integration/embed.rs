@@ -29,6 +29,7 @@ pub fn models() -> PathBuf {
         "qwen3-tiny/model.onnx",
         "qwen3-tiny/manifest.json",
         "qwen3-tiny-past/model.onnx",
+        "qwen3-tiny-w8/model.onnx",
     ] {
         assert!(
             dir.join(need).is_file(),
@@ -1400,4 +1401,37 @@ fn int8_weights_are_multiplied_as_int8_and_find_what_the_float_products_find() {
         "int8 against float: mean cosine {mean:.4}, worst {worst:.4}, same best passage {same}/{}",
         questions.len()
     );
+}
+
+/// The other form of int8 weights, `DequantizeLinear` before a float product (a per-tensor
+/// scale), in the Qwen3 architecture: its 14 products (7 of each of 2 layers) are rewritten, the
+/// embedding table's dequantization (a Gather's, not a product's) is left, and the vectors stay
+/// close to the float ones.
+#[test]
+fn dequantized_weights_of_a_qwen3_graph_are_multiplied_as_int8() {
+    let env = env();
+    let model = model_copy(&env, "qwen3-tiny-w8");
+    let bytes = std::fs::read(model.join("model.onnx")).unwrap();
+    let (rewritten, n) = embed::int8::rewrite(&bytes).expect("int8 weights");
+    assert_eq!(n, 14);
+    let ops = embed::int8::op_types(&rewritten);
+    let count = |op: &str| ops.iter().filter(|o| *o == op).count();
+    assert_eq!(count("MatMulInteger"), 14);
+    assert_eq!(count("DequantizeLinear"), 1, "{ops:?}");
+    embed::init_runtime_at(&models().join("runtime/libonnxruntime.so")).unwrap();
+    let mut int8 = Embedder::load(&model, None).unwrap();
+    assert_eq!(int8.load_report().int8_products, 14);
+    let mut float = in_process_float(&model);
+    let texts = [
+        "fix the login bug in the session middleware",
+        "the indexer writes one usearch file per model and dimension",
+        "hi",
+    ];
+    let (a, b) = (int8.embed(&texts).unwrap(), float.embed(&texts).unwrap());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let c = embed::cosine(x, y);
+        assert!(c >= 0.98, "text {i}: cosine {c}");
+    }
+    // Still one vector per text, not one for all.
+    assert!(embed::cosine(&a[0], &a[1]) < embed::cosine(&a[0], &b[0]));
 }

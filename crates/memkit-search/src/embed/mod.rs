@@ -646,6 +646,14 @@ impl Embedder {
             })
             .map(|r| r.map(|l| l.session))
             .collect::<Result<Vec<_>>>()?;
+        // Building the tokenizer's maps and the sessions' graphs freed more than they keep, in
+        // glibc's arenas (the tokenizer's on its own thread): hand it back before the model
+        // runs. The 0.6B-size graph's peak RSS, 48 texts: 548 → 539 MB.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only returns free memory of the allocator to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
         Ok(Embedder {
             manifest,
             dim,
