@@ -1326,25 +1326,31 @@ fn musique_mini() -> (Vec<String>, Vec<String>) {
     (read("corpus.jsonl", "text"), read("queries.jsonl", "text"))
 }
 
+/// A copy of `model` (its own cache), how many products embed::int8 rewrites in it, and the
+/// rewritten graph's op types.
+fn rewritten_copy(env: &Env, model: &str) -> (PathBuf, usize, Vec<String>) {
+    let dir = model_copy(env, model);
+    let bytes = std::fs::read(dir.join("model.onnx")).unwrap();
+    let (rewritten, n) = embed::int8::rewrite(&bytes).expect("a model with int8 weights");
+    (dir, n, embed::int8::op_types(&rewritten))
+}
+
 /// MiniLM's int8 weights are multiplied as int8 (embed::int8): every linear layer of the six
 /// is rewritten, ONNX Runtime fuses each into its int8 kernel, and the vectors stay within a
 /// cosine of the float ones that leaves what a question finds the same.
 #[test]
 fn int8_weights_are_multiplied_as_int8_and_find_what_the_float_products_find() {
     let env = env();
-    let model = model_copy(&env, "minilm-l6");
-    let bytes = std::fs::read(model.join("model.onnx")).unwrap();
-    let (rewritten, n) = embed::int8::rewrite(&bytes).expect("MiniLM has int8 weights");
+    let (model, n, ops) = rewritten_copy(&env, "minilm-l6");
     // Q, K, V, the attention output and the two feed-forward products of six layers.
     assert_eq!(n, 36);
-    let ops = embed::int8::op_types(&rewritten);
     let count = |op: &str| ops.iter().filter(|o| *o == op).count();
     assert_eq!(count("MatMulInteger"), 36);
     // Q, K and V read one tensor: it is quantized once.
     assert_eq!(count("DynamicQuantizeLinear"), 24);
     assert_eq!(
         count("MatMul"),
-        embed::int8::op_types(&bytes)
+        embed::int8::op_types(&std::fs::read(model.join("model.onnx")).unwrap())
             .iter()
             .filter(|o| *o == "MatMul")
             .count()
@@ -1410,11 +1416,8 @@ fn int8_weights_are_multiplied_as_int8_and_find_what_the_float_products_find() {
 #[test]
 fn dequantized_weights_of_a_qwen3_graph_are_multiplied_as_int8() {
     let env = env();
-    let model = model_copy(&env, "qwen3-tiny-w8");
-    let bytes = std::fs::read(model.join("model.onnx")).unwrap();
-    let (rewritten, n) = embed::int8::rewrite(&bytes).expect("int8 weights");
+    let (model, n, ops) = rewritten_copy(&env, "qwen3-tiny-w8");
     assert_eq!(n, 14);
-    let ops = embed::int8::op_types(&rewritten);
     let count = |op: &str| ops.iter().filter(|o| *o == op).count();
     assert_eq!(count("MatMulInteger"), 14);
     assert_eq!(count("DequantizeLinear"), 1, "{ops:?}");

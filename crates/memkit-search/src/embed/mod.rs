@@ -590,13 +590,8 @@ impl Embedder {
             true => (cores, 1),
             false => (1, cores),
         };
-        let (tok, sess) = std::thread::scope(|s| {
-            let tok = s.spawn(|| {
-                let t = Instant::now();
-                load_tokenizer(dir, opts.cache).map(|(tk, how)| (tk, how, t.elapsed()))
-            });
-            let t = Instant::now();
-            let sess = cache::session(
+        let open = || {
+            cache::session(
                 env,
                 &model_path,
                 threads,
@@ -604,7 +599,14 @@ impl Embedder {
                 opts.packed,
                 opts.int8,
             )
-            .map(|r| (r, t.elapsed()));
+        };
+        let (tok, sess) = std::thread::scope(|s| {
+            let tok = s.spawn(|| {
+                let t = Instant::now();
+                load_tokenizer(dir, opts.cache).map(|(tk, how)| (tk, how, t.elapsed()))
+            });
+            let t = Instant::now();
+            let sess = open().map(|r| (r, t.elapsed()));
             let tok = tok
                 .join()
                 .unwrap_or_else(|_| Err(Error::other("tokenizer: loader thread panicked")));
@@ -634,17 +636,7 @@ impl Embedder {
         let past = past_inputs(&session, &manifest)
             .map_err(|e| Error::other(format!("model {}: {e}", model_path.display())))?;
         let more = (1..sessions)
-            .map(|_| {
-                cache::session(
-                    env,
-                    &model_path,
-                    threads,
-                    opts.cache,
-                    opts.packed,
-                    opts.int8,
-                )
-            })
-            .map(|r| r.map(|l| l.session))
+            .map(|_| open().map(|l| l.session))
             .collect::<Result<Vec<_>>>()?;
         // Building the tokenizer's maps and the sessions' graphs freed more than they keep, in
         // glibc's arenas (the tokenizer's on its own thread): hand it back before the model
