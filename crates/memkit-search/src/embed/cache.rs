@@ -207,8 +207,13 @@ fn commit(mut b: SessionBuilder, model: &Path, int8: bool) -> Result<(Session, u
             model.display()
         ))
     };
+    // Mapped, not read: deciding touches only the graph's nodes and tensor headers, so a large
+    // model with nothing to rewrite costs no copy of its weights.
     let rewritten = match int8 {
-        true => std::fs::read(model)
+        // SAFETY: the model file is only read, and fetch-models and installs replace it by
+        // renaming a new file into place, which leaves this mapping on the old one.
+        true => std::fs::File::open(model)
+            .and_then(|f| unsafe { memmap2::Mmap::map(&f) })
             .ok()
             .and_then(|bytes| super::int8::rewrite(&bytes)),
         false => None,
