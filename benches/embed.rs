@@ -316,8 +316,7 @@ fn throughput(model: &Path, texts: &[String]) {
         );
         v
     };
-    let raw_run_on = |dir: &Path, args: &[&str]| raw_run_with(dir, args, &threads);
-    let raw_run = |args: &[&str]| raw_run_on(model, args);
+    let raw_run = |args: &[&str]| raw_run_with(model, args, &threads);
     for _ in 0..3 {
         for (e, out) in [(&mut cached, &mut runs), (&mut plain, &mut plains)] {
             let t = Instant::now();
@@ -335,7 +334,7 @@ fn throughput(model: &Path, texts: &[String]) {
         let v = raw_run(&["--ids", ids_arg, "--batch-size", "1", "--no-spin"]);
         naives_nospin.push(v["tokens_per_s"].as_f64().unwrap());
         if let Some(dir) = &int8_model {
-            let v = raw_run_on(dir, &["--ids", ids_arg, "--batch-size", "1"]);
+            let v = raw_run_with(dir, &["--ids", ids_arg, "--batch-size", "1"], &threads);
             naives_int8.push(v["tokens_per_s"].as_f64().unwrap());
         }
         // One thread alone over the graph memkit runs: no split of the cores between texts
