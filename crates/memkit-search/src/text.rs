@@ -6,8 +6,8 @@
 /// files) on one line. `once`: leave out a title or an extra the body already says (what is
 /// embedded: a model's window is short, and a note's generated title is its first sentence).
 /// BM25 keeps them all, in one field: a word the title or the concepts repeat then counts once
-/// more in one saturating term-frequency, not once more per field (measured in
-/// docs/search-quality.md: dropping them cost nDCG@10 on both development sets).
+/// more in one saturating term-frequency, not once more per field (measured when search quality
+/// was tuned, aeebcfe, 2026-11-23: dropping them cost nDCG@10 on both development sets).
 pub fn searchable_text(title: &str, body: &[&str], extras: &[&str], once: bool) -> String {
     let body: Vec<&str> = body
         .iter()
