@@ -465,13 +465,19 @@ const MAX_LINES: usize = 260;
 #[test]
 fn tool_files_stay_thin() {
     let mut fat = Vec::new();
-    for f in sources(&root().join("src/lib/cmd")) {
-        let lines = std::fs::read_to_string(&f.path).unwrap().lines().count();
-        if lines > MAX_LINES {
-            fat.push(format!(
-                "{}: {lines} lines",
-                f.path.strip_prefix(root()).unwrap().display()
-            ));
+    // mem-capture's tool lives in its own crate (a hook binary links no search side), in a folder
+    // held to the same size.
+    for dir in ["src/lib/cmd", "crates/memkit-capture/src/tool"] {
+        let dir = root().join(dir);
+        assert!(dir.is_dir(), "{} is not a folder", dir.display());
+        for f in sources(&dir) {
+            let lines = std::fs::read_to_string(&f.path).unwrap().lines().count();
+            if lines > MAX_LINES {
+                fat.push(format!(
+                    "{}: {lines} lines",
+                    f.path.strip_prefix(root()).unwrap().display()
+                ));
+            }
         }
     }
     assert!(

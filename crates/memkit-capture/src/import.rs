@@ -10,7 +10,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use rayon::prelude::*;
 use rusqlite::Connection;
@@ -18,7 +17,6 @@ use rusqlite::Connection;
 use crate as capture;
 use crate::transcript::{self, Parsed};
 use crate::{Policy, Stored};
-use memkit_core::cli::{Io, Outcome};
 use memkit_core::config::Config;
 use memkit_core::project;
 use memkit_core::record::Session;
@@ -35,9 +33,33 @@ struct File {
     stamp: imports::Stamp,
 }
 
+/// What an import tells as it goes.
+pub enum Progress {
+    /// Before any file is read: the files to read (the others are unchanged) and their bytes.
+    Start { files: usize, bytes: u64 },
+    /// A file was stored: its bytes.
+    Stored(u64),
+    /// A line of a transcript was skipped.
+    BadLine(Error),
+}
+
+/// What an import did.
+pub struct Imported {
+    /// One record per session read, in session-id order.
+    pub sessions: Vec<Session>,
+    /// The summary's counts.
+    pub counts: BTreeMap<String, u64>,
+    /// Lines skipped (each told through [`Progress::BadLine`]).
+    pub bad: u64,
+}
+
 /// Imports `files`: those whose recorded stamp still matches are not read again.
-pub fn run(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Result<Outcome> {
-    let start = Instant::now();
+pub fn run(
+    cfg: &Config,
+    policy: &Policy,
+    files: &[PathBuf],
+    on: &mut dyn FnMut(Progress),
+) -> Result<Imported> {
     let conn = store::open(&cfg.db_path())?;
     let mut all = Vec::with_capacity(files.len());
     for f in files {
@@ -63,17 +85,9 @@ pub fn run(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Res
     let (todo, unchanged): (Vec<File>, Vec<File>) = all
         .into_iter()
         .partition(|f| known.get(&f.stamp.path) != Some(&f.stamp));
-    let total: u64 = todo.iter().map(|f| f.stamp.size as u64).sum();
-    let bar = (io.stderr_tty && !io.quiet && !todo.is_empty()).then(|| {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {msg}",
-            )
-            .expect("template"),
-        );
-        b.set_prefix("mem-capture");
-        b
+    on(Progress::Start {
+        files: todo.len(),
+        bytes: todo.iter().map(|f| f.stamp.size as u64).sum(),
     });
 
     let mut run = Run::default();
@@ -106,29 +120,24 @@ pub fn run(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Res
         for (files, parsed) in rx {
             for (mut p, f) in parsed?.into_iter().zip(files) {
                 for bl in &p.bad_lines {
-                    io.warn(Error::input(
+                    on(Progress::BadLine(Error::input(
                         p.path.display().to_string(),
                         Some(bl.line),
                         &bl.msg,
-                    ));
+                    )));
                     run.bad += 1;
                 }
                 run.owners(&p);
                 run.store(&conn, policy, &mut p, &f.stamp)?;
-                if let Some(b) = &bar {
-                    b.inc(f.stamp.size as u64);
-                }
+                on(Progress::Stored(f.stamp.size as u64));
             }
         }
         Ok(())
     })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
     let (summaries, titled) = run.titles(&conn, &unchanged)?;
     let mut counts = run.counts;
-    let recs: Vec<Session> = run.sessions.into_values().collect();
-    for r in &recs {
+    let sessions: Vec<Session> = run.sessions.into_values().collect();
+    for r in &sessions {
         *counts.entry("sessions".into()).or_default() += 1;
         *counts.entry("prompts".into()).or_default() += r.prompts as u64;
         *counts.entry("queued".into()).or_default() += r.queued as u64;
@@ -138,32 +147,11 @@ pub fn run(io: &mut Io, cfg: &Config, policy: &Policy, files: &[PathBuf]) -> Res
     counts.insert("summaries".into(), summaries);
     counts.insert("titles_set".into(), titled);
     counts.insert("bad_lines".into(), run.bad);
-    io.listing(
-        &recs,
-        &[
-            "session_id",
-            "project",
-            "branch",
-            "started_at",
-            "prompts",
-            "tool_calls",
-            "queued",
-            "duplicates",
-            "skipped",
-        ],
-    )?;
-    io.summary(counts, start)?;
-    if run.bad > 0 {
-        return Err(Error::input(
-            "transcripts",
-            None,
-            format!(
-                "{} bad line(s) skipped; everything else was imported",
-                run.bad
-            ),
-        ));
-    }
-    Ok(Outcome::Ok)
+    Ok(Imported {
+        sessions,
+        counts,
+        bad: run.bad,
+    })
 }
 
 /// Consecutive files of about [`BATCH_BYTES`] (a bigger file is a batch of its own).

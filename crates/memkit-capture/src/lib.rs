@@ -47,6 +47,11 @@ pub const MAX_STRING_CHARS: usize = 64 * 1024;
 const KEEP_HEAD: usize = 48 * 1024;
 const KEEP_TAIL: usize = 16 * 1024;
 
+/// How long a hook may wait for the database in all (opening, migrating, writing): long
+/// enough to ride out a pipeline commit, short enough that a database another process holds
+/// costs Claude Code little; the payload is spooled instead and stored by a later run.
+pub const HOOK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The queue event a user turn becomes when its text is a wrapper, not a request
 /// ([`prompt::classify`]); its payload says which (`wrapper`).
 pub const WRAPPER: &str = "Wrapper";

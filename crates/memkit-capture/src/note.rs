@@ -1,9 +1,11 @@
-//! A note saved by hand (`mem-capture --note`, the MCP `save` tool): the project it belongs
-//! to, the exclusion check, redaction and the queue row, in one place.
+//! A note saved by hand (`mem-capture --note` and `--notes`, the MCP `save` tool): a notes
+//! file's line read, the project it belongs to, the exclusion check, redaction and the queue
+//! row, in one place.
 
 use std::path::Path;
 
 use rusqlite::Connection;
+use serde_json::Value;
 
 use crate::{Note, Policy, store_note};
 use memkit_core::project::{self, Project};
@@ -73,4 +75,52 @@ pub fn save(
     let id = store::write_tx(conn, |tx| store_note(tx, note, pr.as_ref()))?
         .ok_or_else(|| Error::Store("note was not stored".into()))?;
     Ok((id, pr))
+}
+
+/// One line of a notes file (`mem-capture --notes`) as a note and the project it names, or why
+/// it cannot be one.
+pub fn parse_line(v: &Value) -> std::result::Result<(Note, Option<String>), String> {
+    let text_of = |k: &str| -> std::result::Result<Option<String>, String> {
+        match &v[k] {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            // Ids are often numbers; kept as written.
+            Value::Number(n) if k == "id" => Ok(Some(n.to_string())),
+            other => Err(format!("{k:?} must be a string, not {other}")),
+        }
+    };
+    let text = match (text_of("text")?, text_of("note")?) {
+        (Some(t), _) | (None, Some(t)) if !t.trim().is_empty() => t,
+        _ => return Err("no \"text\": a note needs some text".into()),
+    };
+    let tags = match &v["tags"] {
+        Value::Null => Vec::new(),
+        Value::String(s) => s.split(',').map(|t| t.trim().to_string()).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|t| t.as_str().map(|t| t.trim().to_string()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("\"tags\" must be strings")?,
+        other => return Err(format!("\"tags\" must be a list of strings, not {other}")),
+    };
+    let date = match text_of("date")? {
+        Some(d) => {
+            Some(store::parse_time(&d).ok_or_else(|| format!("date {d:?}: {}", store::DATE_HINT))?)
+        }
+        None => None,
+    };
+    let external_id = match text_of("id")? {
+        Some(id) => Some(id),
+        None => text_of("key")?,
+    };
+    Ok((
+        Note {
+            text,
+            tags: tags.into_iter().filter(|t| !t.is_empty()).collect(),
+            title: text_of("title")?,
+            external_id,
+            date,
+        },
+        text_of("project")?,
+    ))
 }

@@ -1,14 +1,14 @@
 //! `mem-capture --recall`: file recall before a Read or an edit, error recall after a failed
 //! call (what `memkit_core::recall` says), answered by the lightest binary. A PreToolUse hook
 //! runs before every Read, so its cost is start-up plus two index reads: mem-capture links
-//! neither the search side nor ONNX Runtime and starts in half mem-context's time.
+//! neither the search side nor ONNX Runtime and starts in half mem-context's time. The hook's
+//! output is printed by `tool`.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::Policy;
-use crate::tool::HOOK_WAIT;
+use crate::{HOOK_WAIT, Policy};
 use memkit_core::cli;
 use memkit_core::config::Config;
 use memkit_core::hook::HookPayload;
@@ -64,18 +64,4 @@ pub fn answer(home: &Path, a: &Admitted, now_ms: i64) -> Result<Option<Value>> {
     let root = a.project.as_ref().map(|p| p.root.as_str());
     let said = recall::hook(home, &conn, &a.payload, &subject, root, now_ms)?;
     Ok(said.map(|(event, text)| memkit_core::hook::hook_json(&event, &text)))
-}
-
-/// Hook mode for recall: print the hook JSON or nothing; never fails.
-pub fn run_hook(io: &mut cli::Io) {
-    let out = cli::guard_hook("mem-capture", |home| {
-        let Some(a) = admit(home, "mem-capture")? else {
-            return Ok(None);
-        };
-        answer(home, &a, chrono::Utc::now().timestamp_millis())
-    });
-    if let Some(v) = out {
-        // A closed stdout is Claude Code's business; nothing to report.
-        let _ = io.record(&v);
-    }
 }
