@@ -12,6 +12,7 @@
 //!   their event_log row only, with `"skipped"` saying why.
 
 pub mod files;
+pub mod forget;
 pub mod import;
 pub mod note;
 pub mod prompt;
