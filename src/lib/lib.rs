@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod forget;
 pub mod install;
 pub mod pipeline;
+pub mod prune;
 pub mod render;
 pub mod report;
 pub mod reredact;

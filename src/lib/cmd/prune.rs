@@ -6,8 +6,9 @@ use clap::{CommandFactory, Parser};
 use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::embed;
-use crate::store::{self, embeddings, retention};
-use crate::{Context, Error, Result};
+use crate::prune::Options;
+use crate::store::{self, retention};
+use crate::{Error, Result};
 
 pub const TOOL: super::Tool = super::Tool {
     name: "mem-prune",
@@ -78,21 +79,6 @@ struct Pruned {
     dry_run: bool,
 }
 
-fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A scratch copy for --dry-run, deleted with its WAL when dropped.
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", self.0.display()));
-        }
-    }
-}
-
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
@@ -111,60 +97,22 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
         None => chrono::Utc::now(),
     };
-    let db = cfg.db_path();
-    if !db.exists() {
-        return Ok(io.no_memories(&db));
-    }
-    // Sizes are compared with the WAL in the file (the pipeline leaves it there too).
-    let _ = store::backup::checkpoint(&db, store::BUSY_TIMEOUT);
-    let size_before = retention::db_size(&db);
-    let scratch = if args.dry_run {
-        let copy = home.join(format!(".mem-prune-{}.db", std::process::id()));
-        store::backup::backup(&db, &copy)
-            .map_err_context(|| format!("copying {} for the dry run", db.display()))?;
-        Some(Scratch(copy))
-    } else {
-        None
+    let opts = Options {
+        raw_days,
+        log_days: args.log_days,
+        cache_days,
+        now,
+        dry_run: args.dry_run,
     };
-    let work = scratch.as_ref().map_or(db.clone(), |s| s.0.clone());
-    let conn = store::open(&work)?;
-    let days = |n: u32| stamp(now - chrono::Duration::days(i64::from(n)));
-    let mut kinds = vec![
-        store::write_tx(&conn, |c| retention::raw_responses(c, &days(raw_days)))?,
-        store::write_tx(&conn, |c| retention::events(c, &days(args.log_days)))?,
-    ];
-    let hint = cfg.get("embed_model");
-    kinds.push(store::write_tx(&conn, |c| {
-        cache(c, cache_days, hint.as_deref(), io)
-    })?);
-    let log_cutoff =
-        std::time::SystemTime::from(now - chrono::Duration::days(i64::from(args.log_days)));
-    kinds.push(retention::log_files(
-        &home.join("logs"),
-        log_cutoff,
-        args.dry_run,
-    )?);
-    // What recall hooks told sessions: a session left alone for a day is over.
-    kinds.push(retention::old_files(
-        &crate::context::recall::seen_dir(&home),
-        "recall_markers",
-        None,
-        std::time::SystemTime::from(now - chrono::Duration::days(1)),
-        args.dry_run,
-    )?);
-    kinds.push(retention::log_lines(
-        &home.join("logs"),
-        &days(args.log_days),
-        args.dry_run,
-    )?);
-    if !args.dry_run {
-        store::meta_put(&conn, retention::LAST_PRUNE, &stamp(chrono::Utc::now()))?;
+    let Some(run) = crate::prune::run(&home, &cfg, &opts)? else {
+        return Ok(io.no_memories(&cfg.db_path()));
+    };
+    for w in &run.warnings {
+        io.warn(w);
     }
-    let how = retention::vacuum(&conn)?;
-    io.info(format!("vacuum: {how}"));
-    drop(conn);
-    let size_after = retention::db_size(&work);
-    let mut recs: Vec<Pruned> = kinds
+    io.info(format!("vacuum: {}", run.vacuum));
+    let mut recs: Vec<Pruned> = run
+        .kinds
         .iter()
         .map(|k| Pruned {
             r#type: "pruned",
@@ -182,9 +130,9 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         v: crate::record::VERSION,
         kind: "database",
         rows: None,
-        bytes: size_before.saturating_sub(size_after),
-        size_before: Some(size_before),
-        size_after: Some(size_after),
+        bytes: run.size_before.saturating_sub(run.size_after),
+        size_before: Some(run.size_before),
+        size_after: Some(run.size_after),
         dry_run: args.dry_run,
     });
     io.listing(
@@ -199,52 +147,4 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         ],
     )?;
     Ok(Outcome::Ok)
-}
-
-/// Embedding cache entries unused for `days` that back no current vector of the model in use
-/// (the one with the most vectors), as mem-embed prunes them.
-fn cache(
-    conn: &rusqlite::Connection,
-    days: u32,
-    hint: Option<&str>,
-    io: &Io,
-) -> Result<retention::Pruned> {
-    let cols = ["model", "text_hash", "vector", "created_at", "last_used_at"];
-    let mut in_use: Option<(String, usize, usize)> = None;
-    for (model, dim) in embeddings::models(conn)? {
-        let n = embeddings::count(conn, &model, dim)?;
-        if in_use.as_ref().is_none_or(|(_, _, m)| n > *m) {
-            in_use = Some((model, dim, n));
-        }
-    }
-    let current = match &in_use {
-        None => Some(("", 0, Vec::new())),
-        Some((model, dim, _)) => {
-            let found = embed::find_model(model, hint).ok_or_else(|| {
-                Error::other(format!(
-                    "model {model} is not installed under {}",
-                    config::models_dir().display()
-                ))
-            });
-            match found.and_then(|(_, m)| embed::store::pending(conn, &m, *dim)) {
-                Ok(owners) => Some((model.as_str(), *dim, owners.hashes)),
-                Err(e) => {
-                    io.warn(format!(
-                        "embedding cache kept: cannot tell which entries model {model} uses: {e}"
-                    ));
-                    None
-                }
-            }
-        }
-    };
-    let Some((model, dim, hashes)) = current else {
-        return Ok(retention::Pruned {
-            kind: "embedding_cache",
-            rows: 0,
-            bytes: 0,
-        });
-    };
-    retention::measured(conn, "embedding_cache", "embedding_cache", &cols, |c| {
-        embed::store::prune_cache(c, model, dim, &hashes, days)
-    })
 }
