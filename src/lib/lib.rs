@@ -5,6 +5,7 @@
 //! scripts reach every part through `memkit::…`.
 
 pub mod cmd;
+pub mod doctor;
 pub mod forget;
 pub mod install;
 pub mod pipeline;
