@@ -88,37 +88,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.check {
         let checks = index::check(&conn, &layout)
             .map_err_context(|| format!("checking the indexes in {}", layout.dir.display()))?;
-        let mut differs = false;
-        let recs: Vec<IndexReport> = checks
-            .iter()
-            .map(|c| {
-                differs |= c.differs();
-                IndexReport {
-                    v: crate::record::VERSION,
-                    index: c.name.clone(),
-                    docs: c.expected,
-                    missing: Some(c.missing.len() as u64),
-                    extra: Some(c.extra.len() as u64),
-                    sample: c
-                        .missing
-                        .iter()
-                        .map(|k| ("missing", k))
-                        .chain(c.extra.iter().map(|k| ("extra", k)))
-                        .take(20)
-                        .map(|(what, k)| {
-                            let id = match store::owner_of_key(*k) {
-                                ("session", n) => crate::ids::session(n),
-                                ("learning", n) => crate::ids::learning(n),
-                                (_, n) => crate::ids::obs(n),
-                            };
-                            format!("{what} {id}")
-                        })
-                        .collect(),
-                    error: c.error.clone(),
-                    ..IndexReport::default()
-                }
-            })
-            .collect();
+        let differs = checks.iter().any(|c| c.differs());
+        let recs: Vec<IndexReport> = checks.iter().map(|c| c.record()).collect();
         io.listing(&recs, &["index", "docs", "missing", "extra", "error"])?;
         return Ok(if differs {
             Outcome::NothingFound
@@ -169,20 +140,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         b.finish_and_clear();
     }
     let reports = reports?;
-    let recs: Vec<IndexReport> = reports
-        .iter()
-        .map(|r| IndexReport {
-            v: crate::record::VERSION,
-            index: r.name.clone(),
-            docs: r.docs,
-            added: r.added,
-            updated: r.updated,
-            removed: r.removed,
-            rebuilt: r.rebuilt,
-            reason: r.reason.clone(),
-            ..IndexReport::default()
-        })
-        .collect();
+    let recs: Vec<IndexReport> = reports.iter().map(|r| r.record()).collect();
     for r in &recs {
         if r.rebuilt && r.reason.as_deref() != Some("asked") {
             io.info(format!(
@@ -193,18 +151,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         }
     }
     io.listing(&recs, &columns)?;
-    let mut counts = std::collections::BTreeMap::new();
-    for r in &recs {
-        *counts.entry("indexes".to_string()).or_default() += 1;
-        *counts.entry("added".to_string()).or_default() += r.added;
-        *counts.entry("updated".to_string()).or_default() += r.updated;
-        *counts.entry("removed".to_string()).or_default() += r.removed;
-        *counts.entry("rebuilt".to_string()).or_default() += r.rebuilt as u64;
-    }
     let summary = Summary {
         v: crate::record::VERSION,
         tool: "mem-index".into(),
-        counts,
+        counts: index::report::counts(&reports),
         elapsed_ms: start.elapsed().as_millis() as u64,
     };
     if matches!(io.format(), cli::Format::Jsonl | cli::Format::Json) {

@@ -9,6 +9,7 @@
 
 pub mod bm25;
 pub mod flat;
+pub mod report;
 pub mod vectors;
 
 use std::collections::{BTreeMap, HashSet};
