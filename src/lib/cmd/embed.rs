@@ -113,9 +113,35 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
 }
 
-/// Records embedded per model call in filter mode: enough to batch well, few enough that a
-/// long input is never held whole.
-const FILTER_CHUNK: usize = 256;
+/// The reading, telling and writing of a filter run.
+struct Filter<'a, F> {
+    io: &'a mut Io,
+    input: Input,
+    model_dir: Option<F>,
+}
+
+impl<F: FnOnce(&Io) -> Result<PathBuf>> embed::filter::Stream for Filter<'_, F> {
+    fn next(&mut self) -> Result<Option<(usize, Value)>> {
+        self.input.next(self.io)
+    }
+
+    fn bad(&mut self, line: usize, why: &str) {
+        self.input.bad(self.io, line, why);
+    }
+
+    fn model_dir(&mut self) -> Result<PathBuf> {
+        self.model_dir.take().expect("the model is loaded once")(self.io)
+    }
+
+    fn loaded(&mut self, e: &Embedder) {
+        self.io
+            .info(format!("model {}: {}", e.manifest.name, e.load_report()));
+    }
+
+    fn write(&mut self, record: &Value) -> Result<()> {
+        self.io.record(record)
+    }
+}
 
 fn filter(
     io: &mut Io,
@@ -124,64 +150,15 @@ fn filter(
     dim: Option<usize>,
     query: Option<&str>,
 ) -> Result<Outcome> {
-    let mut input = Input::open(path)?;
-    let mut model_dir = Some(model_dir);
-    // Loaded for the first chunk with a text (never when no record has one).
-    let mut model: Option<(Embedder, String)> = None;
-    let mut chunk: Vec<(Value, Option<String>)> = Vec::new();
-    let (mut embedded, mut embedding) = (0usize, std::time::Duration::ZERO);
-    loop {
-        let next = input.next(io)?;
-        let end = next.is_none();
-        if let Some((no, v)) = next {
-            let text = embed::record_text(&v);
-            match &text {
-                Some(t) if t.trim().is_empty() => input.bad(io, no, "empty text"),
-                None if v.get("type").is_none() => {
-                    input.bad(io, no, "no \"text\" field (and not an observation record)")
-                }
-                _ => chunk.push((v, text)),
-            }
-            if chunk.len() < FILTER_CHUNK {
-                continue;
-            }
-        }
-        if chunk.iter().any(|(_, t)| t.is_some()) {
-            if model.is_none() {
-                let dir = model_dir.take().expect("the model is loaded once")(io)?;
-                // A full chunk means more may follow: load for a batch.
-                let last = end.then_some(chunk.as_slice());
-                let (e, prefix) = embed::load_for_filter(&dir, dim, query, last)?;
-                io.info(format!("model {}: {}", e.manifest.name, e.load_report()));
-                model = Some((e, prefix));
-            }
-            let (e, prefix) = model.as_mut().expect("loaded above");
-            let texts = embed::texts_of(&chunk, prefix);
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let started = Instant::now();
-            let mut vecs = e.embed(&refs)?.into_iter();
-            embedding += started.elapsed();
-            embedded += refs.len();
-            for (v, t) in &mut chunk {
-                if t.is_some()
-                    && let Some(o) = v.as_object_mut()
-                {
-                    let vec = vecs.next().unwrap_or_default();
-                    o.insert("vector".into(), serde_json::to_value(vec)?);
-                }
-            }
-        }
-        for (v, _) in chunk.drain(..) {
-            io.record(&v)?;
-        }
-        if end {
-            break;
-        }
+    let mut s = Filter {
+        io,
+        input: Input::open(path)?,
+        model_dir: Some(model_dir),
+    };
+    if let Some(done) = embed::filter::run(&mut s, dim, query)? {
+        s.io.info(render::throughput(done.texts, done.tokens, done.took));
     }
-    if let Some((e, _)) = &model {
-        io.info(render::throughput(embedded, e.tokens_embedded(), embedding));
-    }
-    input.finish()?;
+    s.input.finish()?;
     Ok(Outcome::Ok)
 }
 

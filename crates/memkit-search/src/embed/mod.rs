@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod cross;
+pub mod filter;
 pub mod install;
 pub mod int8;
 pub mod store;
@@ -1006,75 +1007,6 @@ pub fn observation_text(
     body.extend(facts.iter().map(String::as_str));
     let extras: Vec<&str> = concepts.iter().map(String::as_str).collect();
     crate::text::searchable_text(title, &body, &extras, false)
-}
-
-/// The model of a filter run (`mem-embed FILE`) and the prefix its texts take: a query's of kind
-/// `query`, else a document's. `last`: the records when they are all there is (loaded for
-/// exactly their texts); None: more may follow (loaded for batches).
-pub fn load_for_filter(
-    dir: &Path,
-    dim: Option<usize>,
-    query: Option<&str>,
-    last: Option<&[(serde_json::Value, Option<String>)]>,
-) -> Result<(Embedder, String)> {
-    let manifest = Manifest::load(dir)?;
-    let prefix = match query {
-        Some(k) => manifest.query_prefix(Some(k)).to_string(),
-        None => manifest.document_prefix.clone(),
-    };
-    let opts = match last {
-        Some(chunk) => LoadOptions::for_texts(
-            &texts_of(chunk, &prefix)
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        ),
-        None => LoadOptions::batch(),
-    };
-    Ok((Embedder::load_with(dir, dim, opts)?, prefix))
-}
-
-/// The texts of a chunk's records that have one, with the model's prefix.
-pub fn texts_of(chunk: &[(serde_json::Value, Option<String>)], prefix: &str) -> Vec<String> {
-    chunk
-        .iter()
-        .filter_map(|(_, t)| t.as_ref().map(|t| format!("{prefix}{t}")))
-        .collect()
-}
-
-/// The text of a filter record: its "text", or an observation's title, summary, detail, facts
-/// and concepts; None for other typed records.
-pub fn record_text(v: &serde_json::Value) -> Option<String> {
-    if let Some(t) = v.get("text") {
-        return Some(t.as_str().map(str::to_string).unwrap_or_default());
-    }
-    if v.get("type").and_then(serde_json::Value::as_str) == Some("observation") {
-        let s = |k: &str| {
-            v.get(k)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let list = |k: &str| -> Vec<String> {
-            v.get(k)
-                .and_then(serde_json::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let detail = s("detail");
-        return Some(observation_text(
-            &s("title"),
-            &s("summary"),
-            Some(&detail),
-            &list("facts"),
-            &list("concepts"),
-        ));
-    }
-    None
 }
 
 #[cfg(test)]
