@@ -60,7 +60,7 @@ fn in_process_float(model: &Path) -> Embedder {
     Embedder::load_with(model, None, opts).unwrap()
 }
 
-fn vectors(out: &std::process::Output) -> Vec<Vec<f32>> {
+pub fn vectors(out: &std::process::Output) -> Vec<Vec<f32>> {
     jsonl(out)
         .iter()
         .map(|r| {

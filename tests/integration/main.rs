@@ -5,6 +5,7 @@ mod ast;
 mod capture;
 mod compress;
 mod context;
+mod cpus;
 mod discovery;
 mod e2e;
 mod embed;
