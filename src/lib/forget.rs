@@ -51,13 +51,11 @@ fn rebuild_and_scrub(home: &Path, cfg: &Config, conn: &Connection) -> Result<()>
     if !(layout.state().exists() || layout.bm25().exists()) {
         return forget::scrub(conn);
     }
-    let mut opts = Options {
+    let opts = Options {
         rebuild: true,
+        quantization: crate::config::INDEX_QUANTIZATION.get(cfg),
         ..Options::default()
     };
-    if let Some(q) = cfg.get("index_quantization") {
-        opts.quantization = q;
-    }
     let rebuilt = index::update(conn, &layout, &opts).map_err_context(|| {
         format!(
             "the database forgot, but rebuilding the indexes in {} failed (run mem-index --rebuild)",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::{Error, Result};
+use crate::{Error, Home, Result};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
 pub const STAGES: &[&str] = &[
@@ -32,11 +32,11 @@ pub const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
 /// The lock file every run takes turns on (the one the shell script used, so both exclude each
 /// other: util-linux `flock` is flock(2) too).
 pub fn lock_path(home: &Path) -> PathBuf {
-    home.join("pipeline.lock")
+    Home::new(home).pipeline_lock()
 }
 
 pub fn log_path(home: &Path) -> PathBuf {
-    home.join("logs").join("pipeline.log")
+    Home::new(home).pipeline_log()
 }
 
 /// A stage binary found on disk.
@@ -161,7 +161,7 @@ fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
     if !is_executable(&path) {
         return;
     }
-    let due = crate::store::open_if_present(&home.join("mem.db")).and_then(|c| match c {
+    let due = crate::store::open_if_present(&Home::new(home).db()).and_then(|c| match c {
         Some(c) => crate::store::retention::prune_due(&c, chrono::Utc::now()),
         None => Ok(false),
     });
@@ -227,7 +227,7 @@ pub fn wait_lock(home: &Path, who: &str) -> Result<File> {
 }
 
 fn checkpoint(home: &Path, report: &mut dyn FnMut(&str)) {
-    let db = home.join("mem.db");
+    let db = Home::new(home).db();
     if !db.exists() {
         return;
     }
@@ -369,7 +369,7 @@ fn tool_dirs(home: &Path) -> Vec<PathBuf> {
         crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
     beside
         .into_iter()
-        .chain(cfg.get("bin_dir").map(PathBuf::from))
+        .chain(crate::config::BIN_DIR.get(&cfg).map(PathBuf::from))
         .collect()
 }
 

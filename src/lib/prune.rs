@@ -13,7 +13,7 @@ use crate::config::{self, Config};
 use crate::embed;
 use crate::store::retention::{self, Pruned};
 use crate::store::{self, embeddings};
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Home, Result};
 
 /// How a run goes.
 #[derive(Debug, Clone)]
@@ -61,6 +61,7 @@ impl Drop for Scratch {
 
 /// Prunes the store of `cfg` and the files under `home`; `None` when there is no database.
 pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
+    let home = Home::new(home);
     let db = cfg.db_path();
     if !db.exists() {
         return Ok(None);
@@ -69,7 +70,7 @@ pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
     let _ = store::backup::checkpoint(&db, store::BUSY_TIMEOUT);
     let size_before = retention::db_size(&db);
     let scratch = if opts.dry_run {
-        let copy = home.join(format!(".mem-prune-{}.db", std::process::id()));
+        let copy = home.scratch_db("mem-prune", std::process::id());
         store::backup::backup(&db, &copy)
             .map_err_context(|| format!("copying {} for the dry run", db.display()))?;
         Some(Scratch(copy))
@@ -85,26 +86,26 @@ pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
         store::write_tx(&conn, |c| retention::raw_responses(c, &days(opts.raw_days)))?,
         store::write_tx(&conn, |c| retention::events(c, &days(opts.log_days)))?,
     ];
-    let hint = cfg.get("embed_model");
+    let hint = config::EMBED_MODEL.get(cfg);
     kinds.push(store::write_tx(&conn, |c| {
         cache(c, opts.cache_days, hint.as_deref(), &mut warnings)
     })?);
     let log_cutoff = SystemTime::from(now - Duration::days(i64::from(opts.log_days)));
     kinds.push(retention::log_files(
-        &home.join("logs"),
+        &home.logs(),
         log_cutoff,
         opts.dry_run,
     )?);
     // What recall hooks told sessions: a session left alone for a day is over.
     kinds.push(retention::old_files(
-        &crate::context::recall::seen_dir(home),
+        &home.recall(),
         "recall_markers",
         None,
         SystemTime::from(now - Duration::days(1)),
         opts.dry_run,
     )?);
     kinds.push(retention::log_lines(
-        &home.join("logs"),
+        &home.logs(),
         &days(opts.log_days),
         opts.dry_run,
     )?);

@@ -60,10 +60,10 @@ pub fn run(home: &Path, cfg: &Config, opts: &reredact::Options) -> Result<Option
     store::write_tx(&conn, redaction::optimize_fts)?;
     let layout = Layout::new(home);
     if layout.state().exists() || layout.bm25().exists() {
-        let mut iopts = Options::default();
-        if let Some(q) = cfg.get("index_quantization") {
-            iopts.quantization = q;
-        }
+        let iopts = Options {
+            quantization: crate::config::INDEX_QUANTIZATION.get(cfg),
+            ..Options::default()
+        };
         index::update(&conn, &layout, &iopts).map_err_context(|| {
             format!(
                 "the store is redacted, but updating the indexes in {} failed (run mem-index, then mem-redact again)",

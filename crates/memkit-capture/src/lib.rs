@@ -32,14 +32,12 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::hook::HookPayload;
 use memkit_core::project::Project;
 use memkit_core::store::{self, events, projects, queue, queue::Priority, sessions};
 use memkit_core::{Error, Result};
 
-/// Tools skipped unless `MEM_SKIP_TOOLS` says otherwise: bookkeeping with nothing to remember.
-pub const DEFAULT_SKIP_TOOLS: &[&str] = &["TodoRead", "TodoWrite", "LS"];
 /// Calls whose input and response together are shorter than this carry no memory.
 pub const MIN_CALL_CHARS: usize = 50;
 /// Strings longer than this are cut to head + tail before storing (the compressor reads at most
@@ -80,7 +78,7 @@ impl Policy {
     /// The built-in policy, ignoring configuration.
     pub fn defaults() -> Policy {
         Policy {
-            skip_tools: DEFAULT_SKIP_TOOLS.iter().map(|s| s.to_string()).collect(),
+            skip_tools: config::SKIP_TOOLS.defaults().into_iter().collect(),
             exclude: None,
         }
     }
@@ -103,15 +101,11 @@ impl Policy {
     }
 
     fn build(cfg: &Config) -> (Policy, Vec<String>) {
-        let skip_tools = cfg
-            .get_list("skip_tools")
-            .unwrap_or_else(|| DEFAULT_SKIP_TOOLS.iter().map(|s| s.to_string()).collect())
-            .into_iter()
-            .collect();
+        let skip_tools = config::SKIP_TOOLS.get(cfg).into_iter().collect();
         let mut bad = Vec::new();
         let mut b = GlobSetBuilder::new();
         let mut any = false;
-        for raw in cfg.get_list("exclude").unwrap_or_default() {
+        for raw in config::EXCLUDE.get(cfg) {
             let pattern = normalize_pattern(&raw);
             let glob = Glob::new(&pattern).or_else(|e| {
                 bad.push(format!(

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::{Origin, Policy};
 use memkit_core::hook::HookPayload;
 use memkit_core::store::{self, events};
-use memkit_core::{Error, Result, project};
+use memkit_core::{Error, Home, Result, project};
 
 /// Files drained per run at most: a hook must stay quick even after a long outage.
 const DRAIN_MAX: usize = 200;
@@ -35,7 +35,7 @@ pub struct Spool {
 impl Spool {
     pub fn new(home: &Path) -> Spool {
         Spool {
-            primary: home.join("spool"),
+            primary: Home::new(home).spool(),
             fallback: fallback_dir(home),
         }
     }
@@ -288,9 +288,9 @@ fn is_stale(path: &Path) -> bool {
         .is_some_and(|age| age.as_secs() >= STALE_CLAIM_SECS)
 }
 
-/// The fallback spool of `home` (under `config::fallback_home`).
+/// The fallback spool of `home` (under [`Home::fallback`]).
 pub fn fallback_dir(home: &Path) -> PathBuf {
-    memkit_core::config::fallback_home(home).join("spool")
+    Home::new(home).fallback().spool()
 }
 
 /// Creates `dir` (and its parents) 0700, refusing a directory someone else owns or a symlink

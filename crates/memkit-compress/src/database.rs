@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 
 use memkit_core::Result;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::record::Observation;
 use memkit_core::store::{self, queue};
 
@@ -54,9 +54,7 @@ fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
 /// Compresses the due captures of the queue, then summarises the sessions that are due.
 pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Result<Done> {
     // Read before any work, so a bad value stops the run before it changes anything.
-    let raw_days: u32 = cfg
-        .get_num("raw_response_days")?
-        .unwrap_or(RAW_RESPONSE_DAYS);
+    let raw_days = config::RAW_RESPONSE_DAYS.get(cfg)?;
     let conn = store::open(&cfg.db_path())?;
     let pid = std::process::id() as i64;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -251,13 +249,10 @@ pub fn compress_items(cfg: &Config, b: Backend, opts: Options, items: Vec<Item>)
     })
 }
 
-/// Days a processed tool capture keeps its raw response (MEM_RAW_RESPONSE_DAYS).
-const RAW_RESPONSE_DAYS: u32 = 7;
-
 /// Drops old raw tool responses (see `queue::drop_raw_responses`). The query reads every
 /// queued payload, so it runs once a day (every run when the days are 0).
 fn drop_raw(cfg: &Config, conn: &Connection, days: u32) -> Result<usize> {
-    let marker = cfg.db_path().with_file_name(".raw-dropped");
+    let marker = cfg.home.raw_drop_marker();
     if !store::daily_due(&marker, days == 0) {
         return Ok(0);
     }

@@ -20,14 +20,12 @@ use serde_json::{Value, json};
 
 use crate::llm::{Backend, CallError, Class, Kind};
 use memkit_core::Result;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::record::{Capture, Observation};
 use memkit_core::store::{events, queue};
 
 /// Each capture is cut to its first and last characters up to this size before compression.
 pub const MAX_CAPTURE_CHARS: usize = 32_000;
-/// Default prompt budget in tokens (`MEM_LLM_PROMPT_TOKENS`).
-pub const DEFAULT_PROMPT_TOKENS: usize = 12_000;
 /// Attempts per LLM call before the heuristic takes over.
 pub const ATTEMPTS: u32 = 3;
 
@@ -246,15 +244,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// The settings, each checked (`config::NUMBERS`): a bad one is a usage error, never a
+    /// The settings, each checked against its bounds: a bad one is a usage error, never a
     /// silent default (an unreadable daily cap must not turn the cap off).
     pub fn from_config(cfg: &Config) -> Result<Options> {
         Ok(Options {
-            prompt_tokens: cfg
-                .get_num("llm_prompt_tokens")?
-                .unwrap_or(DEFAULT_PROMPT_TOKENS),
-            backoff: Duration::from_millis(cfg.get_num("llm_backoff_ms")?.unwrap_or(1000)),
-            daily_tokens: cfg.get_num("llm_daily_tokens")?,
+            prompt_tokens: config::LLM_PROMPT_TOKENS.get(cfg)?,
+            backoff: Duration::from_millis(config::LLM_BACKOFF_MS.get(cfg)?),
+            daily_tokens: config::LLM_DAILY_TOKENS.get(cfg)?,
             max_output_tokens: 2048,
         })
     }

@@ -82,29 +82,26 @@ impl Backend {
         cfg: &Config,
         override_kind: Option<&str>,
     ) -> Result<(Backend, Option<String>)> {
-        let name = override_kind.map(str::to_string).or_else(|| cfg.get("llm"));
-        let kind = match name {
-            None => Kind::Heuristic,
-            Some(n) => Kind::parse(&n).ok_or_else(|| {
-                Error::Usage(format!(
-                    "MEM_LLM: unknown backend {n:?} (anthropic, openai, claude-cli, heuristic)"
-                ))
-            })?,
-        };
-        let timeout = Duration::from_secs_f64(cfg.get_num("llm_timeout_secs")?.unwrap_or(60.0));
+        let name = override_kind.map_or_else(|| config::LLM.get(cfg), str::to_string);
+        let kind = Kind::parse(&name).ok_or_else(|| {
+            Error::Usage(format!(
+                "MEM_LLM: unknown backend {name:?} (anthropic, openai, claude-cli, heuristic)"
+            ))
+        })?;
+        let timeout = Duration::from_secs_f64(config::LLM_TIMEOUT_SECS.get(cfg)?);
         let mut b = Backend {
             kind,
             timeout,
-            claude_bin: cfg.get("claude_bin").unwrap_or_else(|| "claude".into()),
+            claude_bin: config::CLAUDE_BIN.get(cfg),
             ..Backend::heuristic()
         };
-        let url = cfg.get("llm_url");
-        let model = cfg.get("llm_model");
+        let url = config::LLM_URL.get(cfg);
+        let model = config::LLM_MODEL.get(cfg);
         match kind {
             Kind::Anthropic => {
                 b.url = url.unwrap_or_else(|| DEFAULT_ANTHROPIC_URL.into());
                 b.model = model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.into());
-                b.api_key = config::api_key("ANTHROPIC_API_KEY");
+                b.api_key = config::ANTHROPIC_API_KEY.get();
                 if b.api_key.is_none() {
                     return Ok((
                         Backend::heuristic(),
@@ -115,8 +112,9 @@ impl Backend {
             Kind::OpenAi => {
                 b.url = url.unwrap_or_else(|| DEFAULT_OPENAI_URL.into());
                 b.model = model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
-                b.api_key = config::api_key("MEM_LLM_API_KEY")
-                    .or_else(|| config::api_key("OPENAI_API_KEY"));
+                b.api_key = config::MEM_LLM_API_KEY
+                    .get()
+                    .or_else(|| config::OPENAI_API_KEY.get());
             }
             Kind::ClaudeCli => {
                 b.model = model.unwrap_or_else(|| "haiku".into());

@@ -19,8 +19,8 @@ pub struct Weights {
 impl Default for Weights {
     fn default() -> Self {
         Weights {
-            decay: 0.5,
-            read: 0.25,
+            decay: memkit_core::config::CONTEXT_FILES_DECAY.default,
+            read: memkit_core::config::CONTEXT_FILES_READ.default,
         }
     }
 }

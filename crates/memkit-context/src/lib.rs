@@ -17,7 +17,7 @@ use rusqlite::Connection;
 
 use memkit_compress::heuristic::is_code;
 use memkit_core::clip;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::store::queue::{self, FileCall};
 use memkit_core::store::{functions as function_map, learnings, observations, sessions};
 use memkit_core::tokens::estimate;
@@ -28,7 +28,7 @@ use memkit_search::search::{Weights, file_overlap};
 use files::Namer;
 
 /// Default total budget in tokens (`MEM_CONTEXT_TOKENS`).
-pub const DEFAULT_BUDGET: usize = 2000;
+pub const DEFAULT_BUDGET: usize = config::CONTEXT_TOKENS.default;
 /// Tokens held back from the layers (the footer and estimation error).
 pub const RESERVE: usize = 200;
 
@@ -383,13 +383,11 @@ struct Settings {
 
 impl Settings {
     fn read(cfg: &Config) -> Result<Settings> {
-        let d = files::Weights::default();
-        let mut types = memkit_core::config::weights(memkit_core::config::CONTEXT_TYPE_WEIGHTS);
-        cfg.get_weights("context_type_weights", &mut types)?;
+        let types = config::CONTEXT_TYPE_WEIGHTS.get(cfg)?;
         Ok(Settings {
             files: files::Weights {
-                decay: cfg.get_num("context_files_decay")?.unwrap_or(d.decay),
-                read: cfg.get_num("context_files_read")?.unwrap_or(d.read),
+                decay: config::CONTEXT_FILES_DECAY.get(cfg)?,
+                read: config::CONTEXT_FILES_READ.get(cfg)?,
             },
             search: Weights::from_config(cfg)?,
             types,

@@ -49,8 +49,8 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            coverage: 0.5,
-            terms: 2,
+            coverage: memkit_core::config::CONTEXT_PROMPT_COVERAGE.default,
+            terms: memkit_core::config::CONTEXT_PROMPT_TERMS.default,
         }
     }
 }

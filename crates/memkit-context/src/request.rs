@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use memkit_core::Result;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::project;
 use memkit_core::record::{Context, ContextItem};
 use memkit_core::tokens::estimate;
@@ -32,12 +32,9 @@ pub struct Request {
 }
 
 pub fn thresholds(cfg: &Config) -> Result<Thresholds> {
-    let d = Thresholds::default();
     Ok(Thresholds {
-        coverage: cfg
-            .get_num("context_prompt_coverage")?
-            .unwrap_or(d.coverage),
-        terms: cfg.get_num("context_prompt_terms")?.unwrap_or(d.terms),
+        coverage: config::CONTEXT_PROMPT_COVERAGE.get(cfg)?,
+        terms: config::CONTEXT_PROMPT_TERMS.get(cfg)?,
     })
 }
 
@@ -92,7 +89,7 @@ fn session_block(
     now_ms: i64,
     rec: &mut Context,
 ) -> Result<()> {
-    let git = cfg.get("search_git_files").as_deref() != Some("0");
+    let git = config::SEARCH_GIT_FILES.get(cfg);
     let files = match (&req.dir, git) {
         (Some(d), true) => project::changed_files(d),
         _ => vec![],
@@ -152,7 +149,7 @@ fn session_block(
 /// Whether other projects' memories may come in at all (MEM_CONTEXT_OTHER_PROJECTS, off by
 /// default): one project's work showing up in another's session is a leak unless asked for.
 fn other_projects_allowed(cfg: &Config) -> bool {
-    cfg.get_bool("context_other_projects")
+    config::CONTEXT_OTHER_PROJECTS.get(cfg)
 }
 
 /// What the work at hand is about, as words: the branch name and the changed files' names.

@@ -10,6 +10,7 @@ pub mod config;
 pub mod discover;
 pub mod error;
 pub mod errsig;
+pub mod home;
 pub mod hook;
 pub mod ids;
 pub mod log;
@@ -21,6 +22,7 @@ pub mod text;
 pub mod tokens;
 
 pub use error::{Context, Error, Result};
+pub use home::Home;
 
 /// `s` cut to at most `max` characters, the last of them an ellipsis marking the cut.
 pub fn clip(s: &str, max: usize) -> String {

@@ -19,7 +19,9 @@ pub struct Project {
 /// Code sets it for hooks and what they run: the project root, even when the session has `cd`ed
 /// elsewhere), else `cwd` (a payload's).
 pub fn dir(cwd: Option<&str>) -> Option<String> {
-    crate::config::claude_project_dir().or_else(|| cwd.map(str::to_string))
+    crate::config::CLAUDE_PROJECT_DIR
+        .get()
+        .or_else(|| cwd.map(str::to_string))
 }
 
 /// [`dir`] for a command run by hand: CLAUDE_PROJECT_DIR, else the process's current directory.

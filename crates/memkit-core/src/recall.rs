@@ -184,15 +184,12 @@ pub struct Seen {
     path: PathBuf,
 }
 
-/// The directory of the markers, for mem-prune.
-pub fn seen_dir(home: &Path) -> PathBuf {
-    home.join("recall")
-}
-
 impl Seen {
     pub fn new(home: &Path, session: &str) -> Seen {
         Seen {
-            path: seen_dir(home).join(crate::short_hash(session.as_bytes(), 24)),
+            path: crate::Home::new(home)
+                .recall()
+                .join(crate::short_hash(session.as_bytes(), 24)),
         }
     }
 

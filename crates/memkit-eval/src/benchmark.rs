@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use memkit_compress::llm::{Backend, Kind};
 use memkit_core::config::Config;
 use memkit_core::store::{self, stats};
-use memkit_core::{Error, Result};
+use memkit_core::{Error, Home, Result};
 
 pub struct Options {
     /// Where scratch copies live.
@@ -74,12 +74,14 @@ fn replay(
         chrono::Utc::now().timestamp_millis()
     ));
     std::fs::create_dir_all(&dir)?;
-    store::backup::backup(&cfg.db_path(), &dir.join("mem.db"))?;
+    let scratch = Home::new(&dir);
+    store::backup::backup(&cfg.db_path(), &scratch.db())?;
     // The user's settings (prompt budget, cap, model) apply to the replay too.
-    if home.join("config.toml").exists() {
-        std::fs::copy(home.join("config.toml"), dir.join("config.toml"))?;
+    let settings = Home::new(home).config_file();
+    if settings.exists() {
+        std::fs::copy(settings, scratch.config_file())?;
     }
-    let scfg = Config::load(&dir)?;
+    let scfg = Config::load(&scratch)?;
     let conn = store::open(&scfg.db_path())?;
     store::write_tx(&conn, stats::reset_for_replay)?;
     let before = stats::last_event_id(&conn)?;

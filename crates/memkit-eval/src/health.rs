@@ -10,9 +10,9 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use memkit_core::Result;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::store::stats;
+use memkit_core::{Home, Result};
 use memkit_search::index::{self, Layout};
 
 /// One index as `mem-index --check` sees it.
@@ -120,7 +120,7 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
     let (observations, raw, compressed) = stats::compression_totals(conn)?;
     let (made, merged) = stats::dedup_since(conn, &since)?;
 
-    let configured = cfg.get("embed_model");
+    let configured = config::EMBED_MODEL.get(cfg);
     let (embedding_model, without_embedding) = match stats::latest_model(conn)? {
         Some((model, dim)) => {
             let n = stats::without_embedding(conn, &model, Some(dim))?;
@@ -179,7 +179,7 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
         queue,
         queue_errors,
         llm_per_day,
-        llm_daily_tokens: cfg.get_num("llm_daily_tokens")?,
+        llm_daily_tokens: config::LLM_DAILY_TOKENS.get(cfg)?,
         llm_tokens_today: memkit_compress::spent_today(conn)?,
         observations,
         compression_ratio: r2(raw as f64 / compressed.max(1) as f64),
@@ -188,10 +188,7 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
         without_embedding,
         indexes,
         index_behind,
-        database_bytes: ["mem.db", "mem.db-wal", "mem.db-shm"]
-            .iter()
-            .map(|f| size(&home.join(f)))
-            .sum(),
+        database_bytes: Home::new(home).db_files().iter().map(|f| size(f)).sum(),
         index_bytes: size(&layout.dir),
         last_pipeline_run,
         pipeline_log,
@@ -254,7 +251,8 @@ pub fn error_class(text: &str) -> String {
 /// When the last pipeline run took its lock (the lock file's time), and the pipeline log's
 /// lines since then.
 fn last_run(home: &Path) -> (Option<String>, Vec<String>) {
-    let Some(at) = std::fs::metadata(home.join("pipeline.lock"))
+    let home = Home::new(home);
+    let Some(at) = std::fs::metadata(home.pipeline_lock())
         .and_then(|m| m.modified())
         .ok()
         .map(|t| {
@@ -264,7 +262,7 @@ fn last_run(home: &Path) -> (Option<String>, Vec<String>) {
     else {
         return (None, vec![]);
     };
-    let log = std::fs::read_to_string(home.join("logs/pipeline.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(home.pipeline_log()).unwrap_or_default();
     // Lines start with their time, in the stored form: text order is time order.
     let lines = log
         .lines()

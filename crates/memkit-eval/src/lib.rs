@@ -18,7 +18,9 @@ pub mod title;
 /// Where the last figures of each measuring mode are kept (`$MEM_HOME/eval/last-<mode>.json`):
 /// `mem-eval health` shows them beside the memory's own state.
 pub fn last_figures_path(home: &std::path::Path, mode: &str) -> std::path::PathBuf {
-    home.join("eval").join(format!("last-{mode}.json"))
+    memkit_core::Home::new(home)
+        .eval()
+        .join(format!("last-{mode}.json"))
 }
 
 /// Records a run's figures as the last of `mode` (with when they were made). A failure to

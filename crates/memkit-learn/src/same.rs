@@ -19,7 +19,7 @@ pub struct Sameness<'a> {
 impl<'a> Sameness<'a> {
     pub fn new(conn: &'a Connection, cfg: &Config) -> Result<Sameness<'a>> {
         let model = store::stats::latest_model(conn)?.and_then(|(name, dim)| {
-            let hint = cfg.get("embed_model");
+            let hint = memkit_core::config::EMBED_MODEL.get(cfg);
             memkit_search::embed::find_model(&name, hint.as_deref())
                 .map(|(dir, _)| (name, dim, dir))
         });

@@ -96,7 +96,7 @@ impl Memory {
         let current = dir.as_deref().map(project::identify);
         Ok(Memory {
             home: home.to_path_buf(),
-            others: cfg.get_bool("context_other_projects"),
+            others: config::CONTEXT_OTHER_PROJECTS.get(&cfg),
             cfg,
             policy,
             dir,
@@ -215,7 +215,7 @@ impl Memory {
         let conn = self.conn()?;
         let roots = self.scope(&conn, a.project.as_deref(), a.all_projects)?;
         let mut searcher = Searcher::open(&self.home, conn, &self.cfg)?;
-        if self.cfg.get_on("search_model_load") {
+        if config::SEARCH_MODEL_LOAD.get(&self.cfg) {
             searcher.use_installed_model()?;
         }
         let dir = self.dir.clone();
@@ -479,10 +479,7 @@ impl Memory {
                 self.current_root().map(str::to_string)
             }
         };
-        let budget = self
-            .cfg
-            .get_num("context_tokens")?
-            .unwrap_or(memkit_context::DEFAULT_BUDGET);
+        let budget = config::CONTEXT_TOKENS.get(&self.cfg)?;
         let req = Request {
             project,
             session: None,

@@ -152,7 +152,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 /// How long a turn without its Stop waits before it is compressed anyway.
 fn open_turn(cfg: &Config) -> Result<chrono::Duration> {
     Ok(chrono::Duration::seconds(
-        cfg.get_num("compress_open_turn_secs")?.unwrap_or(600),
+        config::COMPRESS_OPEN_TURN_SECS.get(cfg)?,
     ))
 }
 

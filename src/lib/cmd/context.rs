@@ -122,12 +122,7 @@ fn now_ms(args: &Args) -> Result<Option<i64>> {
 }
 
 fn budget(cfg: &Config, flag: Option<usize>) -> Result<usize> {
-    match flag {
-        Some(b) => config::check_flag("--budget", "context_tokens", b),
-        None => Ok(cfg
-            .get_num("context_tokens")?
-            .unwrap_or(context::DEFAULT_BUDGET)),
-    }
+    config::CONTEXT_TOKENS.or_flag("--budget", flag, cfg)
 }
 
 /// Hook mode: read the payload, print the hook JSON or nothing, and never fail.

@@ -84,13 +84,10 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let model = args.model.clone().or_else(|| cfg.get("embed_model"));
-    let dim = match args.dim {
-        Some(d) => Some(config::check_flag("--dim", "embed_dim", d)?),
-        None => cfg.get_num("embed_dim")?,
-    };
+    let model = args.model.clone().or_else(|| config::EMBED_MODEL.get(&cfg));
+    let dim = config::EMBED_DIM.or_flag("--dim", args.dim, &cfg)?;
     // Read after the model is loaded: checked before that wait.
-    cfg.get_num::<u32>("embed_cache_days")?;
+    config::EMBED_CACHE_DAYS.get(&cfg)?;
     let resolve = |io: &Io| {
         render::with_download_progress(io, |p| {
             embed::install::model_dir(
@@ -171,11 +168,9 @@ fn database(
     let started = Instant::now();
     let mut conn = store::open(&cfg.db_path())?;
     let bar = render::progress_bar(io, "mem-embed {bar:30} {pos}/{len}, {eta} left");
-    let cache_days = cfg
-        .get_num("embed_cache_days")?
-        .unwrap_or(embed::store::CACHE_DAYS);
+    let cache_days = config::EMBED_CACHE_DAYS.get(cfg)?;
     // Pruning reads the whole cache: once a day (every run when the days are 0).
-    let marker = cfg.db_path().with_file_name(".embed-cache-pruned");
+    let marker = cfg.home.embed_prune_marker();
     let prune = store::daily_due(&marker, cache_days == 0).then_some(cache_days);
     let run = embed::store::embed_database(&mut conn, dir, dim, prune, |done, total| {
         if let Some(b) = &bar {

@@ -97,22 +97,20 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             Outcome::Ok
         });
     }
-    let mut opts = Options {
-        rebuild: args.rebuild,
-        ..Options::default()
-    };
-    if let Some(q) = args
+    let quantization = args
         .quantization
         .clone()
-        .or_else(|| cfg.get("index_quantization"))
-    {
-        if crate::index::vectors::scalar_kind(&q).is_none() {
-            return Err(Error::Usage(format!(
-                "MEM_INDEX_QUANTIZATION: unknown vector storage {q:?} (f32, f16 or i8)"
-            )));
-        }
-        opts.quantization = q;
+        .unwrap_or_else(|| config::INDEX_QUANTIZATION.get(&cfg));
+    if crate::index::vectors::scalar_kind(&quantization).is_none() {
+        return Err(Error::Usage(format!(
+            "MEM_INDEX_QUANTIZATION: unknown vector storage {quantization:?} (f32, f16 or i8)"
+        )));
     }
+    let mut opts = Options {
+        rebuild: args.rebuild,
+        quantization,
+        ..Options::default()
+    };
     if let Some(t) = args.threads {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())

@@ -5,7 +5,6 @@ use clap::{CommandFactory, Parser};
 
 use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
-use crate::embed;
 use crate::prune::Options;
 use crate::store::{self, retention};
 use crate::{Error, Result};
@@ -82,13 +81,11 @@ struct Pruned {
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let raw_days: u32 = match args.days {
+    let raw_days = match args.days {
         Some(d) => d,
-        None => cfg.get_num("raw_response_days")?.unwrap_or(7),
+        None => config::RAW_RESPONSE_DAYS.get(&cfg)?,
     };
-    let cache_days: u32 = cfg
-        .get_num("embed_cache_days")?
-        .unwrap_or(embed::store::CACHE_DAYS);
+    let cache_days = config::EMBED_CACHE_DAYS.get(&cfg)?;
     let now = match args.now.as_deref() {
         Some(t) => {
             store::parse_instant(t)

@@ -169,7 +169,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     };
     let now = args.now.as_deref();
     let mut searcher = Searcher::open_for(&home, conn, &cfg, now, !args.no_model, args.engine)?;
-    if args.rerank || cfg.get_bool("search_rerank") {
+    if args.rerank || config::SEARCH_RERANK.get(&cfg) {
         match search::rerank::Stage::from_config(&cfg) {
             Ok(stage) => searcher.use_reranker(stage),
             Err(e) if args.rerank => return Err(e),

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+use crate::home::Home;
 use crate::{Error, Result};
 
 pub use schema::{MIGRATIONS, owner_of_key, vector_key};
@@ -43,7 +44,7 @@ pub fn ensure_home(home: &Path) -> Result<()> {
     {
         tighten_home(home, &m);
     }
-    for dir in [home.to_path_buf(), home.join("logs")] {
+    for dir in [home.to_path_buf(), Home::new(home).logs()] {
         if !dir.exists() {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -55,20 +56,6 @@ pub fn ensure_home(home: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What memkit keeps in its data home, tightened with it. Only these: MEM_HOME may name a
-/// directory that holds other things (even $HOME), which are the user's business.
-const HOME_ENTRIES: &[&str] = &[
-    "mem.db",
-    "mem.db-wal",
-    "mem.db-shm",
-    "config.toml",
-    "index",
-    "logs",
-    "spool",
-    "bin",
-    "pipeline.lock",
-];
-
 /// Makes a data home that others can read or enter the user's only, with what memkit keeps
 /// in it. A shared directory (sticky, like /tmp) or another user's is left as it is.
 fn tighten_home(home: &Path, m: &std::fs::Metadata) {
@@ -78,7 +65,7 @@ fn tighten_home(home: &Path, m: &std::fs::Metadata) {
         return;
     }
     let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(m.mode() & 0o7700));
-    for e in HOME_ENTRIES {
+    for e in Home::ENTRIES {
         tighten(&home.join(e));
     }
 }

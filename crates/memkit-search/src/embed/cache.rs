@@ -57,7 +57,7 @@ impl std::fmt::Display for CacheUse {
 
 /// Whether the cache is used (MEM_MODEL_CACHE or config.toml's model_cache = 0 turns it off).
 pub fn enabled() -> bool {
-    config::current().get_on("model_cache")
+    config::MODEL_CACHE.get(config::current())
 }
 
 /// A short key naming one version of a file (path, size, mtime, inode) plus `extra`: a

@@ -137,11 +137,9 @@ pub fn package(name: &str) -> Option<Package> {
     })
 }
 
-/// The Hugging Face endpoint: the hf_endpoint setting (a mirror), else https://huggingface.co.
+/// The Hugging Face endpoint: the hf_endpoint setting (a mirror), else its default.
 pub fn endpoint() -> String {
-    config::current()
-        .get("hf_endpoint")
-        .unwrap_or_else(|| "https://huggingface.co".into())
+    config::HF_ENDPOINT.get(config::current())
 }
 
 /// Progress of a download: (file, bytes so far, total bytes when known).
@@ -406,7 +404,7 @@ pub fn model_dir(
         Ok(dir) => return Ok(dir),
         Err(e) => e,
     };
-    let auto = cfg.get_on("auto_install");
+    let auto = config::AUTO_INSTALL.get(cfg);
     let models = memkit_core::config::models_dir();
     if auto && let Some(pkg) = find(&models, name)? {
         tell(Said::Info(format!(

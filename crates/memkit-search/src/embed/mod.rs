@@ -265,7 +265,7 @@ impl QueryEmbedder for QueryModel {
 
 /// Where libonnxruntime is: ORT_DYLIB_PATH, then $MEM_MODELS/runtime/, then the system.
 pub fn runtime_path() -> Result<PathBuf> {
-    if let Some(p) = config::ort_dylib_path() {
+    if let Some(p) = config::ORT_DYLIB_PATH.get() {
         let p = PathBuf::from(p);
         if p.is_file() {
             return Ok(p);
@@ -406,7 +406,7 @@ impl std::fmt::Display for LoadReport {
 
 /// Whether int8 weights are multiplied as int8 (MEM_EMBED_INT8, config.toml's embed_int8).
 pub fn int8_enabled() -> bool {
-    config::current().get_on("embed_int8")
+    config::EMBED_INT8.get(config::current())
 }
 
 /// How [`Embedder::load_with`] loads a model.

@@ -346,10 +346,6 @@ impl DbRun {
     }
 }
 
-/// Days an embedding cache entry is kept after its last use, unless it backs a current
-/// embedding (MEM_EMBED_CACHE_DAYS).
-pub const CACHE_DAYS: u32 = 90;
-
 /// Deletes cache entries unused for `days` other than those of `current` (sha256 of the texts
 /// whose vectors for `model`/`dim` are in use): queries nobody asks again, texts since edited,
 /// vectors of models no longer in use. Returns how many. It reads the whole table, so mem-embed

@@ -107,7 +107,7 @@ pub struct Layout {
 impl Layout {
     pub fn new(home: &Path) -> Layout {
         Layout {
-            dir: home.join("index"),
+            dir: memkit_core::Home::new(home).index(),
         }
     }
     pub fn bm25(&self) -> PathBuf {
@@ -475,7 +475,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             rebuild: false,
-            quantization: "f16".into(),
+            quantization: memkit_core::config::INDEX_QUANTIZATION.default.into(),
             heap: 96 << 20,
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())

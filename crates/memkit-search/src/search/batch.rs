@@ -120,7 +120,9 @@ impl Searcher {
                     .map_err(|e| memkit_core::Error::Usage(format!("--now: {e}")))?,
             );
         }
-        if model && cfg.get_on("search_model_load") && !matches!(engine, Engine::Bm25 | Engine::Fts)
+        if model
+            && memkit_core::config::SEARCH_MODEL_LOAD.get(cfg)
+            && !matches!(engine, Engine::Bm25 | Engine::Fts)
         {
             s.use_installed_model()?;
         }

@@ -28,7 +28,7 @@ use tantivy::schema::IndexRecordOption;
 use crate::index::bm25::Bm25;
 use crate::index::vectors::{EXACT_MAX, Keys, Vectors};
 use crate::index::{Doc, Layout, State, VectorState};
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::record::Hit;
 use memkit_core::{Error, Result};
 
@@ -244,65 +244,46 @@ pub struct Weights {
     pub type_weights: HashMap<String, f64>,
 }
 
+/// The declared defaults.
 impl Default for Weights {
     fn default() -> Self {
         Weights {
-            relevance: 1.0,
-            lexical: 0.5,
-            similarity: 0.5,
-            recency: 0.2,
-            kind: 0.1,
-            files: 0.3,
-            project: 0.2,
-            time: 0.3,
-            half_life_days: 2.0,
-            rrf_k: 20.0,
-            tag_similarity: 0.75,
-            bm25_k1: 1.2,
-            bm25_b: 0.75,
-            type_weights: [
-                ("decision", 0.8),
-                ("bugfix", 0.7),
-                ("discovery", 0.6),
-                ("feature", 0.5),
-                ("refactor", 0.4),
-                ("change", 0.3),
-                ("session", 0.5),
-                ("learning", 0.8),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+            relevance: config::SEARCH_WEIGHT_RELEVANCE.default,
+            lexical: config::SEARCH_WEIGHT_LEXICAL.default,
+            similarity: config::SEARCH_WEIGHT_SIMILARITY.default,
+            recency: config::SEARCH_WEIGHT_RECENCY.default,
+            kind: config::SEARCH_WEIGHT_TYPE.default,
+            files: config::SEARCH_WEIGHT_FILES.default,
+            project: config::SEARCH_WEIGHT_PROJECT.default,
+            time: config::SEARCH_WEIGHT_TIME.default,
+            half_life_days: config::SEARCH_HALF_LIFE_DAYS.default,
+            rrf_k: config::SEARCH_RRF_K.default,
+            tag_similarity: config::SEARCH_TAG_SIMILARITY.default as f32,
+            bm25_k1: config::SEARCH_BM25_K1.default,
+            bm25_b: config::SEARCH_BM25_B.default,
+            type_weights: config::SEARCH_TYPE_WEIGHTS.defaults(),
         }
     }
 }
 
 impl Weights {
     pub fn from_config(cfg: &Config) -> Result<Weights> {
-        let mut w = Weights::default();
-        let num = |key: &str, dst: &mut f64| -> Result<()> {
-            if let Some(v) = cfg.get_num(key)? {
-                *dst = v;
-            }
-            Ok(())
-        };
-        num("search_weight_relevance", &mut w.relevance)?;
-        num("search_weight_similarity", &mut w.similarity)?;
-        num("search_weight_lexical", &mut w.lexical)?;
-        num("search_weight_recency", &mut w.recency)?;
-        num("search_weight_type", &mut w.kind)?;
-        num("search_weight_files", &mut w.files)?;
-        num("search_weight_project", &mut w.project)?;
-        num("search_weight_time", &mut w.time)?;
-        num("search_half_life_days", &mut w.half_life_days)?;
-        num("search_rrf_k", &mut w.rrf_k)?;
-        num("search_bm25_k1", &mut w.bm25_k1)?;
-        num("search_bm25_b", &mut w.bm25_b)?;
-        let mut ts = w.tag_similarity as f64;
-        num("search_tag_similarity", &mut ts)?;
-        w.tag_similarity = ts as f32;
-        cfg.get_weights("search_type_weights", &mut w.type_weights)?;
-        Ok(w)
+        Ok(Weights {
+            relevance: config::SEARCH_WEIGHT_RELEVANCE.get(cfg)?,
+            similarity: config::SEARCH_WEIGHT_SIMILARITY.get(cfg)?,
+            lexical: config::SEARCH_WEIGHT_LEXICAL.get(cfg)?,
+            recency: config::SEARCH_WEIGHT_RECENCY.get(cfg)?,
+            kind: config::SEARCH_WEIGHT_TYPE.get(cfg)?,
+            files: config::SEARCH_WEIGHT_FILES.get(cfg)?,
+            project: config::SEARCH_WEIGHT_PROJECT.get(cfg)?,
+            time: config::SEARCH_WEIGHT_TIME.get(cfg)?,
+            half_life_days: config::SEARCH_HALF_LIFE_DAYS.get(cfg)?,
+            rrf_k: config::SEARCH_RRF_K.get(cfg)?,
+            bm25_k1: config::SEARCH_BM25_K1.get(cfg)?,
+            bm25_b: config::SEARCH_BM25_B.get(cfg)?,
+            tag_similarity: config::SEARCH_TAG_SIMILARITY.get(cfg)? as f32,
+            type_weights: config::SEARCH_TYPE_WEIGHTS.get(cfg)?,
+        })
     }
 }
 
@@ -365,7 +346,7 @@ impl Here {
         Here {
             project: project::current_dir().map(|d| project::identify(&d).root),
             git_files: None,
-            use_git: cfg.get("search_git_files").as_deref() != Some("0"),
+            use_git: config::SEARCH_GIT_FILES.get(cfg),
         }
     }
 
@@ -518,9 +499,9 @@ impl Searcher {
             },
         };
         let weights = Weights::from_config(cfg)?;
-        let want_dim: Option<usize> = cfg.get_num("search_dim")?;
+        let want_dim = config::SEARCH_DIM.get(cfg)?;
         let vector_state = state.as_ref().and_then(|s| {
-            let want_model = cfg.get("search_model");
+            let want_model = config::SEARCH_MODEL.get(cfg);
             let v = s
                 .vectors
                 .iter()
@@ -540,9 +521,9 @@ impl Searcher {
             weights,
             embedder: None,
             embed_error: std::cell::RefCell::new(None),
-            model_hint: cfg.get("embed_model"),
+            model_hint: config::EMBED_MODEL.get(cfg),
             index_model: std::cell::OnceCell::new(),
-            floor_setting: cfg.get_num("search_similarity_floor")?,
+            floor_setting: config::SEARCH_SIMILARITY_FLOOR.get(cfg)?,
             now_ms: None,
             reranker: None,
         })

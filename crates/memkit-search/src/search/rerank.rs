@@ -7,15 +7,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use memkit_core::Result;
-use memkit_core::config::Config;
+use memkit_core::config::{self, Config};
 use memkit_core::record::Explain;
 
 use super::Searcher;
 use crate::embed::cross::{PairScorer, RerankModel};
 use crate::index::Doc;
-
-/// Candidates rescored per search when MEM_SEARCH_RERANK_DEPTH is not set.
-pub const DEPTH: usize = 20;
 
 /// A reranker and how deep it reads.
 pub struct Stage {
@@ -49,18 +46,13 @@ pub fn settings(
     model: Option<String>,
     depth: Option<usize>,
 ) -> Result<(String, usize)> {
-    let model = model
-        .or_else(|| cfg.get("search_rerank_model"))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let model = model.unwrap_or_else(|| config::SEARCH_RERANK_MODEL.get(cfg));
     let depth = match depth {
         Some(d) => d,
-        None => cfg.get_num("search_rerank_depth")?.unwrap_or(DEPTH),
+        None => config::SEARCH_RERANK_DEPTH.get(cfg)?,
     };
     Ok((model, depth))
 }
-
-/// The reranker's name under the model cache when none is configured.
-pub const DEFAULT_MODEL: &str = "reranker";
 
 impl Searcher {
     /// Reranks the requests [`Searcher::request`] makes from now on with `stage`.

@@ -49,7 +49,7 @@ pub fn run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
                 warning.map(|w| format!(" ({w})")).unwrap_or_default()
             )));
         }
-        let cap = cfg.get_num("llm_daily_tokens")?;
+        let cap = crate::config::LLM_DAILY_TOKENS.get(&cfg)?;
         judge = Some(memkit_eval::qag::Judge::new(b, cap, &conn)?);
     }
     let (scores, report) = memkit_eval::compression::run(&conn, &sel, judge.as_mut())?;

@@ -190,9 +190,7 @@ pub(super) fn record_figures<T: serde::Serialize>(io: &mut Io, mode: &str, figur
 }
 
 /// The database of the data home, or `None` (said on stderr) when nothing is stored yet.
-pub(super) fn open_store(
-    io: &Io,
-) -> Result<Option<(std::path::PathBuf, Config, rusqlite::Connection)>> {
+pub(super) fn open_store(io: &Io) -> Result<Option<(crate::Home, Config, rusqlite::Connection)>> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
     match store::open_if_present(&cfg.db_path())? {
