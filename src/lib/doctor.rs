@@ -130,7 +130,7 @@ fn spool(home: &Path) -> (bool, String) {
 }
 
 fn fix_spool(home: &Path, cfg: &Config) -> Result<Fixed> {
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let policy = memkit_capture::Policy::from_config(cfg)?;
     let spool = memkit_capture::spool::Spool::new(home);
     // A drain takes at most a batch: repeat until a round stores nothing.
@@ -147,7 +147,7 @@ fn queue(conn: &Connection) -> Result<(bool, String)> {
 }
 
 fn fix_queue(cfg: &Config) -> Result<Fixed> {
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     store::queue::requeue_orphan_errors(&conn)?;
     Ok(Ok(()))
 }
@@ -293,7 +293,7 @@ fn verdicts(home: &Path, cfg: &Config, conn: &Connection) -> Result<Vec<Verdict>
 /// Checks the memory of `cfg`; with `fix`, runs the fixes of the failed checks, then the
 /// pipeline, and checks again. `None` when there is no database.
 pub fn run(home: &Path, cfg: &Config, fix: bool) -> Result<Option<Report>> {
-    let db = cfg.db_path();
+    let db = cfg.home.db();
     let Some(conn) = store::open_if_present(&db)? else {
         return Ok(None);
     };

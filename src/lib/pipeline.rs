@@ -187,7 +187,7 @@ fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
 fn redact_if_due(home: &Path, report: &mut dyn FnMut(&str)) {
     let run = || -> Result<Option<crate::reredact::Run>> {
         let cfg = crate::config::Config::load(home)?;
-        let due = match crate::store::open_if_present(&cfg.db_path())? {
+        let due = match crate::store::open_if_present(&cfg.home.db())? {
             Some(c) => crate::reredact::due(&c)?,
             None => false,
         };

@@ -62,7 +62,7 @@ impl Drop for Scratch {
 /// Prunes the store of `cfg` and the files under `home`; `None` when there is no database.
 pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
     let home = Home::new(home);
-    let db = cfg.db_path();
+    let db = cfg.home.db();
     if !db.exists() {
         return Ok(None);
     }

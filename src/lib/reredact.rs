@@ -37,7 +37,7 @@ pub fn due(conn: &rusqlite::Connection) -> Result<bool> {
 /// `opts.dry_run` nothing is written; with `opts.max_batches` a run may stop early, leaving the
 /// version as it was.
 pub fn run(home: &Path, cfg: &Config, opts: &reredact::Options) -> Result<Option<Run>> {
-    let Some(conn) = store::open_if_present(&cfg.db_path())? else {
+    let Some(conn) = store::open_if_present(&cfg.home.db())? else {
         return Ok(None);
     };
     // The user's [redact] patterns count as rules; a bad entry is reported by the tools that

@@ -60,7 +60,7 @@ pub fn run(
     files: &[PathBuf],
     on: &mut dyn FnMut(Progress),
 ) -> Result<Imported> {
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let mut all = Vec::with_capacity(files.len());
     for f in files {
         let meta =

@@ -58,7 +58,7 @@ pub fn answer(home: &Path, a: &Admitted, now_ms: i64) -> Result<Option<Value>> {
     // A database another process holds must not keep the session waiting: give up with no
     // recall rather than late.
     let wait = store::Wait::Until(std::time::Instant::now() + HOOK_WAIT);
-    let Some(conn) = store::open_if_present_with(&a.cfg.db_path(), wait)? else {
+    let Some(conn) = store::open_if_present_with(&a.cfg.home.db(), wait)? else {
         return Ok(None);
     };
     let root = a.project.as_ref().map(|p| p.root.as_str());

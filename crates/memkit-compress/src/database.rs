@@ -55,7 +55,7 @@ fn stats_into(counts: &mut BTreeMap<String, u64>, c: &Compressor) {
 pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Result<Done> {
     // Read before any work, so a bad value stops the run before it changes anything.
     let raw_days = config::RAW_RESPONSE_DAYS.get(cfg)?;
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let pid = std::process::id() as i64;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for k in [
@@ -206,7 +206,7 @@ pub fn compress_items(cfg: &Config, b: Backend, opts: Options, items: Vec<Item>)
     add(&mut counts, "captures", items.len() as u64);
     // LLM calls are accounted in the store even in filter mode.
     let conn = if b.kind != Kind::Heuristic {
-        Some(store::open(&cfg.db_path())?)
+        Some(store::open(&cfg.home.db())?)
     } else {
         None
     };

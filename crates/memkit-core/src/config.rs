@@ -178,10 +178,6 @@ impl Config {
     pub fn section(&self, name: &str) -> Option<&toml::Table> {
         self.table.get(name)?.as_table()
     }
-
-    pub fn db_path(&self) -> PathBuf {
-        self.home.db()
-    }
 }
 
 #[cfg(test)]

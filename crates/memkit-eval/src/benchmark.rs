@@ -75,14 +75,14 @@ fn replay(
     ));
     std::fs::create_dir_all(&dir)?;
     let scratch = Home::new(&dir);
-    store::backup::backup(&cfg.db_path(), &scratch.db())?;
+    store::backup::backup(&cfg.home.db(), &scratch.db())?;
     // The user's settings (prompt budget, cap, model) apply to the replay too.
     let settings = Home::new(home).config_file();
     if settings.exists() {
         std::fs::copy(settings, scratch.config_file())?;
     }
     let scfg = Config::load(&scratch)?;
-    let conn = store::open(&scfg.db_path())?;
+    let conn = store::open(&scratch.db())?;
     store::write_tx(&conn, stats::reset_for_replay)?;
     let before = stats::last_event_id(&conn)?;
     let b = backend(&scfg, name)?;
@@ -103,7 +103,7 @@ fn replay(
     let (_, report) = crate::compression::run(&conn, &stats::Selection::default(), None)?;
     let calls = stats::llm_calls_after(&conn, before)?;
     if !calls.is_empty() {
-        let real = store::open(&cfg.db_path())?;
+        let real = store::open(&cfg.home.db())?;
         store::write_tx(&real, |tx| stats::book_llm_calls(tx, &calls))?;
     }
     let mut rec = serde_json::to_value(&report)?;

@@ -249,7 +249,7 @@ fn replay(
             .ok_or_else(|| {
                 Error::Other(format!("session {}: bad start time {at}", sessions[i].id))
             })?;
-        let conn = store::open(&cfg.db_path())?;
+        let conn = store::open(&cfg.home.db())?;
         let rec = build(
             &home,
             &cfg,
@@ -295,7 +295,7 @@ impl Stored {
     ) -> Result<()> {
         let policy = Policy::defaults();
         let stored = &mut self.0;
-        let conn = store::open(&cfg.db_path())?;
+        let conn = store::open(&cfg.home.db())?;
         store::write_tx(&conn, |tx| {
             for (j, s) in sessions[..i].iter().enumerate() {
                 for (k, p) in s.files.iter().enumerate() {

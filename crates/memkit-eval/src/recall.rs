@@ -151,7 +151,7 @@ fn replay(home: &Path, root: &str, sessions: &[Session], opts: &Options) -> Resu
         if i > 0 {
             compress(&cfg)?;
         }
-        let conn = store::open(&cfg.db_path())?;
+        let conn = store::open(&cfg.home.db())?;
         let mut events: Vec<_> = s.files.iter().flat_map(|p| p.events.iter()).collect();
         events.sort_by(|a, b| a.1.at.cmp(&b.1.at));
         // What the session was told of each file (once, by design: the Read before an edit).

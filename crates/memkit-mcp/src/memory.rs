@@ -111,7 +111,7 @@ impl Memory {
                 "memkit is disabled here (MEM_DISABLE is set): it shows and stores nothing",
             );
         }
-        let path = self.cfg.db_path();
+        let path = self.cfg.home.db();
         match store::open_if_present(&path)? {
             Some(c) => Ok(c),
             None => refuse(format!(
@@ -438,7 +438,7 @@ impl Memory {
                 "memkit is disabled here (MEM_DISABLE is set): it shows and stores nothing",
             );
         }
-        let conn = store::open(&self.cfg.db_path())?;
+        let conn = store::open(&self.cfg.home.db())?;
         let note = Note {
             text: text.to_string(),
             tags: tags.to_vec(),

@@ -120,7 +120,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
 fn database(io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
     let cfg = Config::load(&config::data_home())?;
-    let path = cfg.db_path();
+    let path = cfg.home.db();
     if store::open_if_present(&path)?.is_none() {
         return Ok(io.no_memories(&path));
     }

@@ -131,7 +131,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     crate::capture::redact::configure(&cfg)?;
     if args.check {
-        let conn = store::open(&cfg.db_path())?;
+        let conn = store::open(&cfg.home.db())?;
         queue::reclaim_stale(&conn, chrono::Duration::minutes(30))?;
         let work = queue::has_work(&conn, &store::now(), open_turn(&cfg)?)?
             || (!args.no_summaries && !summary::due(&conn)?.is_empty());

@@ -79,8 +79,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     // Read only when a search runs, where a failure becomes a note: checked up front.
     context::request::thresholds(&cfg)?;
     let dir = std::env::current_dir()?;
-    let Some(conn) = store::open_if_present(&cfg.db_path())? else {
-        return Ok(io.no_memories(&cfg.db_path()));
+    let Some(conn) = store::open_if_present(&cfg.home.db())? else {
+        return Ok(io.no_memories(&cfg.home.db()));
     };
     let project = match &args.project {
         Some(p) => store::projects::resolve(&conn, p)?.into_iter().next(),
@@ -182,7 +182,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         dir: dir.map(std::path::PathBuf::from),
         now_ms: now_ms(args)?,
     };
-    let Some(conn) = store::open_if_present_with(&cfg.db_path(), wait)? else {
+    let Some(conn) = store::open_if_present_with(&cfg.home.db(), wait)? else {
         return Ok(None);
     };
     let rec = context::request::build(home, &cfg, conn, &req)?;

@@ -45,7 +45,7 @@ pub fn run(fix_them: bool, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
     let Some(report) = crate::doctor::run(&home, &cfg, fix_them)? else {
-        return Ok(io.no_memories(&cfg.db_path()));
+        return Ok(io.no_memories(&cfg.home.db()));
     };
     for w in &report.warnings {
         io.warn(w);

@@ -166,7 +166,7 @@ fn database(
     dim: Option<usize>,
 ) -> Result<Outcome> {
     let started = Instant::now();
-    let mut conn = store::open(&cfg.db_path())?;
+    let mut conn = store::open(&cfg.home.db())?;
     let bar = render::progress_bar(io, "mem-embed {bar:30} {pos}/{len}, {eta} left");
     let cache_days = config::EMBED_CACHE_DAYS.get(cfg)?;
     // Pruning reads the whole cache: once a day (every run when the days are 0).

@@ -39,7 +39,7 @@ struct Forgotten {
 pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let path = cfg.db_path();
+    let path = cfg.home.db();
     let Some(conn) = store::open_if_present(&path)? else {
         return Ok(io.no_memories(&path));
     };

@@ -80,7 +80,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let start = Instant::now();
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let layout = Layout::new(&home);
     let columns = [
         "index", "docs", "added", "updated", "removed", "rebuilt", "reason",

@@ -111,7 +111,7 @@ fn extract(
     only: Option<&str>,
 ) -> Result<Outcome> {
     let start = std::time::Instant::now();
-    let db = cfg.db_path();
+    let db = cfg.home.db();
     let Some(conn) = store::open_if_present(&db)? else {
         return Ok(io.no_memories(&db));
     };
@@ -142,7 +142,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     // What is typed here is stored and shown at every SessionStart: redacted like a note.
     memkit_capture::redact::configure(&cfg)?;
-    let db = cfg.db_path();
+    let db = cfg.home.db();
     match args.cmd {
         None => extract(io, &cfg, args.backend.as_deref(), None),
         Some(Cmd::Extract { session }) => {

@@ -234,7 +234,7 @@ fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
 
 fn backup(file: &Path, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
-    let db = Config::load(&home)?.db_path();
+    let db = Config::load(&home)?.home.db();
     if !db.exists() {
         return Ok(io.no_memories(&db));
     }

@@ -102,7 +102,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         dry_run: args.dry_run,
     };
     let Some(run) = crate::prune::run(&home, &cfg, &opts)? else {
-        return Ok(io.no_memories(&cfg.db_path()));
+        return Ok(io.no_memories(&cfg.home.db()));
     };
     for w in &run.warnings {
         io.warn(w);

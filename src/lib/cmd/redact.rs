@@ -95,7 +95,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(crate::pipeline::wait_lock(&home, "mem-redact")?)
     };
     let Some(done) = crate::reredact::run(&home, &cfg, &opts)? else {
-        return Ok(io.no_memories(&cfg.db_path()));
+        return Ok(io.no_memories(&cfg.home.db()));
     };
     if !done.rewritten.complete {
         io.warn("stopped at --max-batches: run mem-redact again to finish");

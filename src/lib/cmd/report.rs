@@ -149,7 +149,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let stamp =
         |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let cfg = Config::load(&config::data_home())?;
-    let path = cfg.db_path();
+    let path = cfg.home.db();
     let Some(conn) = store::open_if_present(&path)? else {
         return Ok(io.no_memories(&path));
     };

@@ -164,8 +164,8 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let limit = capped_limit(io, "--limit", args.limit);
     // Bad settings are reported even before there is a database to search.
     search::Weights::from_config(&cfg)?;
-    let Some(conn) = store::open_current(&cfg.db_path())? else {
-        return Ok(io.no_memories(&cfg.db_path()));
+    let Some(conn) = store::open_current(&cfg.home.db())? else {
+        return Ok(io.no_memories(&cfg.home.db()));
     };
     let now = args.now.as_deref();
     let mut searcher = Searcher::open_for(&home, conn, &cfg, now, !args.no_model, args.engine)?;

@@ -45,7 +45,7 @@ pub struct Status {
 pub fn run(io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    let db = cfg.db_path();
+    let db = cfg.home.db();
     let Some(conn) = store::open_if_present(&db)? else {
         return Ok(io.no_memories(&db));
     };

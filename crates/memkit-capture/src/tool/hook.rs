@@ -49,7 +49,7 @@ fn store_one(home: &Path) -> Result<()> {
         return Ok(());
     };
     let stored = (|| -> Result<Connection> {
-        let conn = store::open_until(&cfg.db_path(), deadline)?;
+        let conn = store::open_until(&cfg.home.db(), deadline)?;
         store::write_tx(&conn, |tx| {
             crate::store_event(
                 tx,
@@ -106,7 +106,7 @@ fn start_checkpoint() {
 
 /// Records an unusable payload in the log and, when possible, the event_log.
 fn log_bad(home: &Path, cfg: &Config, msg: &str) -> Result<()> {
-    if let Ok(conn) = store::open_until(&cfg.db_path(), Instant::now() + HOOK_WAIT) {
+    if let Ok(conn) = store::open_until(&cfg.home.db(), Instant::now() + HOOK_WAIT) {
         let _ = events::log(
             &conn,
             None,

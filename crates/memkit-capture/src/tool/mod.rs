@@ -103,7 +103,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let cfg = Config::load(&home)?;
     redact::configure(&cfg)?;
     if args.checkpoint {
-        store::truncate_wal(&store::open_existing(&cfg.db_path())?);
+        store::truncate_wal(&store::open_existing(&cfg.home.db())?);
         return Ok(Outcome::Ok);
     }
     let outcome = store_what_was_given(&args, io, &cfg)?;

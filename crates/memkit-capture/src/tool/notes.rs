@@ -24,7 +24,7 @@ pub(super) fn note(
         return Err(Error::Usage("--note needs some text".into()));
     }
     let policy = Policy::from_config(cfg)?;
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let n = Note {
         text: text.to_string(),
         tags: tags.to_vec(),
@@ -52,7 +52,7 @@ pub(super) fn notes(
     let start = Instant::now();
     let policy = Policy::from_config(cfg)?;
     let mut input = Input::open(path)?;
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let default = note::project(&conn, project)?;
     let mut projects: HashMap<String, (Option<Project>, Option<String>)> = HashMap::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();

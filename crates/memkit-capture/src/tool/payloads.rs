@@ -58,7 +58,7 @@ pub(super) fn store_batched<T>(
 pub(super) fn run(io: &mut Io, cfg: &Config, policy: &Policy, path: &Path) -> Result<Outcome> {
     let start = Instant::now();
     let mut input = Input::open(path)?;
-    let conn = store::open(&cfg.db_path())?;
+    let conn = store::open(&cfg.home.db())?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     store_batched(
         io,

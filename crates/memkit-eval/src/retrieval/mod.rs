@@ -296,7 +296,7 @@ impl Memory {
         ));
         std::fs::create_dir_all(&home)?;
         let cfg = Config::load(&home)?;
-        let mut conn = store::open(&cfg.db_path())?;
+        let mut conn = store::open(&cfg.home.db())?;
         let notes: Vec<_> = set.corpus.iter().map(note_of).collect::<Result<_>>()?;
         store::write_tx(&conn, |tx| {
             for (i, (note, project)) in notes.iter().enumerate() {

@@ -193,10 +193,10 @@ pub(super) fn record_figures<T: serde::Serialize>(io: &mut Io, mode: &str, figur
 pub(super) fn open_store(io: &Io) -> Result<Option<(crate::Home, Config, rusqlite::Connection)>> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
-    match store::open_if_present(&cfg.db_path())? {
+    match store::open_if_present(&cfg.home.db())? {
         Some(conn) => Ok(Some((home, cfg, conn))),
         None => {
-            io.no_memories(&cfg.db_path());
+            io.no_memories(&cfg.home.db());
             Ok(None)
         }
     }
