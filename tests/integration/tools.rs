@@ -24,6 +24,54 @@ fn man_pages_are_fresh() {
     }
 }
 
+/// The man pages' prose repeats some defaults; each must be the one `config` declares.
+#[test]
+fn man_page_prose_states_the_declared_defaults() {
+    use memkit::config::*;
+    let man = |name: &str| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/man1");
+        let roff = std::fs::read_to_string(dir.join(format!("{name}.1"))).unwrap();
+        roff.replace("\\-", "-")
+    };
+    let thousands = |n: usize| match n {
+        1000.. => format!("{},{:03}", n / 1000, n % 1000),
+        _ => n.to_string(),
+    };
+    let search = man("mem-search");
+    for said in [
+        format!("fusion (k = {})", SEARCH_RRF_K.default),
+        format!("half-life {} days", SEARCH_HALF_LIFE_DAYS.default),
+        format!(
+            "k1 {} and b {}",
+            SEARCH_BM25_K1.default, SEARCH_BM25_B.default
+        ),
+        format!("at least {},", SEARCH_TAG_SIMILARITY.default),
+        format!("the first {} fused hits", SEARCH_RERANK_DEPTH.default),
+        format!("(w_time {})", SEARCH_WEIGHT_TIME.default),
+    ] {
+        assert!(
+            search.contains(&said),
+            "mem-search(1) does not say {said:?}"
+        );
+    }
+    let types = search.split("type weights ").nth(1).unwrap_or_default();
+    let types = types.split(';').next().unwrap_or_default();
+    for (kind, w) in SEARCH_TYPE_WEIGHTS.defaults() {
+        let said = format!("{kind} {w}");
+        assert!(
+            types.contains(&said),
+            "mem-search(1)'s type weights lack {said:?}"
+        );
+    }
+    let said = format!("tokens ({};", thousands(CONTEXT_TOKENS.default));
+    assert!(
+        man("mem-context").contains(&said),
+        "mem-context(1): {said:?}"
+    );
+    let said = format!("MEM_RAW_RESPONSE_DAYS, {}", RAW_RESPONSE_DAYS.default);
+    assert!(man("mem-prune").contains(&said), "mem-prune(1): {said:?}");
+}
+
 #[test]
 fn mem_dispatches_to_tools_and_lists_them() {
     let env = Env::new();
