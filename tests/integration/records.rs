@@ -6,7 +6,6 @@ use serde_json::json;
 #[test]
 fn capture_record_is_pinned() {
     let c = Capture {
-        v: 1,
         id: 7,
         session_id: "s".into(),
         project: Some("/p".into()),
@@ -30,7 +29,6 @@ fn capture_record_is_pinned() {
 #[test]
 fn session_and_summary_records_are_pinned() {
     let s = Session {
-        v: 1,
         session_id: "s".into(),
         project: None,
         branch: Some("main".into()),
@@ -47,7 +45,6 @@ fn session_and_summary_records_are_pinned() {
         r#"{"type":"session","v":1,"session_id":"s","branch":"main","files":1,"prompts":2,"tool_calls":3,"queued":4,"duplicates":0,"skipped":1}"#
     );
     let mut sum = Summary {
-        v: 1,
         tool: "mem-capture".into(),
         elapsed_ms: 5,
         ..Default::default()
@@ -62,7 +59,6 @@ fn session_and_summary_records_are_pinned() {
 #[test]
 fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
     let o = Observation {
-        v: 1,
         id: Some(3),
         kind: "bugfix".into(),
         title: "Fix token refresh race".into(),
@@ -84,7 +80,7 @@ fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
     };
     assert_eq!(
         serde_json::to_string(&manual).unwrap(),
-        r#"{"type":"observation","v":0,"kind":"decision","title":"t","summary":"s","facts":[],"concepts":[],"tags":[],"files_read":[],"files_modified":[],"functions_changed":[],"tokens_raw":0,"tokens_compressed":0,"is_manual":true,"sources":[4,5]}"#
+        r#"{"type":"observation","v":1,"kind":"decision","title":"t","summary":"s","facts":[],"concepts":[],"tags":[],"files_read":[],"files_modified":[],"functions_changed":[],"tokens_raw":0,"tokens_compressed":0,"is_manual":true,"sources":[4,5]}"#
     );
     let with_extra = r#"{"type":"observation","v":1,"kind":"change","title":"t","summary":"s","future_field":{"x":1}}"#;
     let parsed: Observation = serde_json::from_str(with_extra).unwrap();
@@ -95,7 +91,6 @@ fn observation_record_is_pinned_and_readers_ignore_unknown_fields() {
 fn hit_and_index_records_are_pinned() {
     use memkit::record::{Hit, IndexReport};
     let h = Hit {
-        v: 1,
         query_id: Some(json!("q1")),
         rank: 1,
         id: 42,
@@ -127,7 +122,6 @@ fn hit_and_index_records_are_pinned() {
     let back: Hit = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
     assert_eq!(back, h);
     let r = IndexReport {
-        v: 1,
         index: "bm25".into(),
         docs: 10,
         added: 2,
@@ -144,7 +138,6 @@ fn hit_and_index_records_are_pinned() {
 #[test]
 fn context_record_is_pinned() {
     let c = Context {
-        v: 1,
         event: "SessionStart".into(),
         project: Some("/w/alpha".into()),
         project_name: Some("alpha".into()),

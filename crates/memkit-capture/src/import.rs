@@ -249,7 +249,6 @@ impl Run {
             return store::write_tx(conn, |tx| imports::record(tx, stamp, &pending, &now));
         }
         let rec = self.sessions.entry(sid.clone()).or_insert_with(|| Session {
-            v: memkit_core::record::VERSION,
             session_id: sid.clone(),
             project: project.as_ref().map(|p| p.0.root.clone()),
             branch: p.branch.clone(),

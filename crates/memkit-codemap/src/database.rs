@@ -21,9 +21,8 @@ pub const MAX_FUNCTIONS: usize = 500;
 
 /// What happened to one file of one session (`"type":"ast_file"`).
 #[derive(Debug, Serialize)]
+#[serde(remote = "Self")]
 pub struct FileReport {
-    pub r#type: &'static str,
-    pub v: u32,
     pub session_id: String,
     pub path: String,
     /// ok, parse_error or skipped.
@@ -36,6 +35,7 @@ pub struct FileReport {
     pub modified: usize,
     pub deleted: usize,
 }
+memkit_core::record!(FileReport = "ast_file");
 
 /// One (session, file) with the queue rows that touched it.
 struct Touched {
@@ -143,8 +143,6 @@ fn one_file(
     now: &str,
 ) -> Result<(FileReport, Option<Vec<String>>)> {
     let mut report = FileReport {
-        r#type: "ast_file",
-        v: 1,
         session_id: t.session_id.clone(),
         path: t.path.clone(),
         status: "ok",

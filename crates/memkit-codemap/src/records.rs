@@ -9,18 +9,17 @@ use memkit_ast::{Call, Function, FunctionDiff, Snapshot};
 
 /// A definition on the wire (`"type":"function"`).
 #[derive(Serialize)]
+#[serde(remote = "FunctionRecord")]
 pub struct FunctionRecord<'a> {
-    pub r#type: &'static str,
-    pub v: u32,
     pub path: &'a str,
     #[serde(flatten)]
     pub function: &'a Function,
 }
+memkit_core::record!(FunctionRecord<'a> = "function");
 
 #[derive(Serialize)]
+#[serde(remote = "FileRecord")]
 pub struct FileRecord<'a> {
-    pub r#type: &'static str,
-    pub v: u32,
     pub path: &'a str,
     pub module: &'a str,
     pub functions: usize,
@@ -31,28 +30,27 @@ pub struct FileRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parse_error: Option<&'a str>,
 }
+memkit_core::record!(FileRecord<'a> = "file");
 
 #[derive(Serialize)]
+#[serde(remote = "EdgeRecord")]
 pub struct EdgeRecord<'a> {
-    pub r#type: &'static str,
-    pub v: u32,
     pub path: &'a str,
     #[serde(flatten)]
     pub call: &'a Call,
 }
+memkit_core::record!(EdgeRecord<'a> = "edge");
 
 #[derive(Serialize)]
+#[serde(remote = "DiffRecord")]
 pub struct DiffRecord<'a> {
-    pub r#type: &'static str,
-    pub v: u32,
     #[serde(flatten)]
     pub diff: &'a FunctionDiff,
 }
+memkit_core::record!(DiffRecord<'a> = "function_diff");
 
 pub fn file_record<'a>(s: &'a Snapshot, module: &'a str) -> FileRecord<'a> {
     FileRecord {
-        r#type: "file",
-        v: 1,
         path: &s.path,
         module,
         functions: s.functions.len(),
@@ -70,23 +68,13 @@ pub fn file_record<'a>(s: &'a Snapshot, module: &'a str) -> FileRecord<'a> {
 
 impl<'a> FunctionRecord<'a> {
     pub fn new(path: &'a str, function: &'a Function) -> FunctionRecord<'a> {
-        FunctionRecord {
-            r#type: "function",
-            v: 1,
-            path,
-            function,
-        }
+        FunctionRecord { path, function }
     }
 }
 
 impl<'a> EdgeRecord<'a> {
     pub fn new(path: &'a str, call: &'a Call) -> EdgeRecord<'a> {
-        EdgeRecord {
-            r#type: "edge",
-            v: 1,
-            path,
-            call,
-        }
+        EdgeRecord { path, call }
     }
 }
 

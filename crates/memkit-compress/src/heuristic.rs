@@ -1435,7 +1435,6 @@ fn observation(g: &Group, piece: bool) -> Observation {
     concepts.truncate(8);
     let detail = (!lines.is_empty()).then(|| lines.join("\n"));
     let mut o = Observation {
-        v: memkit_core::record::VERSION,
         kind: kind.to_string(),
         title: redact::redact_str(&if piece {
             work_title(g, kind)
@@ -1498,7 +1497,6 @@ pub fn note(it: &Item) -> Observation {
         ws.join(" ")
     });
     let mut o = Observation {
-        v: memkit_core::record::VERSION,
         kind: kind.into(),
         title: if title.is_empty() {
             "Note".into()

@@ -51,7 +51,6 @@ pub fn build(
         .now_ms
         .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
     let mut rec = Context {
-        v: memkit_core::record::VERSION,
         event: if req.prompt.is_some() {
             "UserPromptSubmit"
         } else {

@@ -17,23 +17,129 @@
 //! | `context` | mem-context | the block a session starts with (or a prompt brings in), with what went into it |
 //!
 //! Golden tests (tests/integration/records.rs) pin the serialized form of each.
+//!
+//! `type` and `v` are written here and nowhere else: a record type derives its fields'
+//! serializer with `#[serde(remote = "Self")]` (which makes it an inherent function, not the
+//! `Serialize` impl) and names its `type` with [`record!`](crate::record!), whose `Serialize`
+//! writes `type`, `v`, then those fields. A record gathered as JSON at run time goes through
+//! [`object`] or [`after`]. Readers ignore both keys.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+
+#[doc(hidden)]
+pub use serde as __serde;
 
 /// Current version of every record type.
 pub const VERSION: u32 = 1;
 
-fn v1() -> u32 {
-    VERSION
+/// A record type: its `type` on the wire, and its fields' serializer. Implemented by
+/// [`record!`](crate::record!), with the `Serialize` that writes `type` and `v` first.
+pub trait Record {
+    const TYPE: &'static str;
+    /// Written with `v`; `context_session` records never had one.
+    const VERSIONED: bool = true;
+    /// Its own fields, as its derive writes them.
+    fn fields<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
+}
+
+/// `r` as a record: `type`, `v`, then its fields.
+#[doc(hidden)]
+pub fn serialize<R: Record, S: Serializer>(r: &R, s: S) -> Result<S::Ok, S::Error> {
+    struct Fields<'a, R>(&'a R);
+    impl<R: Record> Serialize for Fields<'_, R> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            self.0.fields(s)
+        }
+    }
+    #[derive(Serialize)]
+    #[serde(bound = "")]
+    struct Tagged<'a, R: Record> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        v: Option<u32>,
+        #[serde(flatten)]
+        fields: Fields<'a, R>,
+    }
+    Tagged {
+        kind: R::TYPE,
+        v: R::VERSIONED.then_some(VERSION),
+        fields: Fields(r),
+    }
+    .serialize(s)
+}
+
+/// Makes a type whose fields' serializer is derived with `#[serde(remote = "Self")]` (a type
+/// with a lifetime names itself: `remote = "FunctionRecord"`) a [`Record`](crate::record::Record)
+/// of `type` `$kind`: `record!(Hit = "hit")`. `, Deserialize` for one that also derives
+/// `Deserialize` (the same attribute makes that an inherent function too); `, unversioned`
+/// for one written without `v`.
+#[macro_export]
+macro_rules! record {
+    ($t:ident $(<$lt:lifetime>)? = $kind:literal) => {
+        $crate::record!(@impl $t $(<$lt>)?, $kind, true);
+    };
+    ($t:ident = $kind:literal, unversioned) => {
+        $crate::record!(@impl $t, $kind, false);
+    };
+    ($t:ident = $kind:literal, Deserialize) => {
+        $crate::record!(@impl $t, $kind, true);
+        impl<'de> $crate::record::__serde::Deserialize<'de> for $t {
+            fn deserialize<D: $crate::record::__serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                $t::deserialize(d)
+            }
+        }
+    };
+    (@impl $t:ident $(<$lt:lifetime>)?, $kind:literal, $versioned:literal) => {
+        impl $(<$lt>)? $crate::record::Record for $t $(<$lt>)? {
+            const TYPE: &'static str = $kind;
+            const VERSIONED: bool = $versioned;
+            fn fields<S: $crate::record::__serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                $t::serialize(self, s)
+            }
+        }
+        impl $(<$lt>)? $crate::record::__serde::Serialize for $t $(<$lt>)? {
+            fn serialize<S: $crate::record::__serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                $crate::record::serialize(self, s)
+            }
+        }
+    };
+}
+
+/// A record gathered as a JSON object at run time: `type` and `v`, then `fields`' keys.
+pub fn object(kind: &str, fields: Value) -> Value {
+    let mut o = serde_json::Map::new();
+    o.insert("type".into(), kind.into());
+    o.insert("v".into(), VERSION.into());
+    if let Value::Object(f) = fields {
+        o.extend(f);
+    }
+    Value::Object(o)
+}
+
+/// A row's JSON as a record with `type` and `v` after its keys: the order mem-learn has
+/// always written a stored learning in.
+pub fn after(kind: &str, mut row: Value) -> Value {
+    if let Some(o) = row.as_object_mut() {
+        o.insert("type".into(), kind.into());
+        o.insert("v".into(), VERSION.into());
+    }
+    row
 }
 
 /// A queued hook event (`"type":"capture"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "capture")]
+#[serde(remote = "Self")]
 pub struct Capture {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// Queue row id.
     pub id: i64,
     pub session_id: String,
@@ -58,13 +164,12 @@ pub struct Capture {
     pub payload: Value,
     pub created_at: String,
 }
+record!(Capture = "capture", Deserialize);
 
 /// One session as an import saw it (`"type":"session"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "session")]
+#[serde(remote = "Self")]
 pub struct Session {
-    #[serde(default = "v1")]
-    pub v: u32,
     pub session_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
@@ -84,19 +189,19 @@ pub struct Session {
     /// Tool calls not queued by policy (skip list, tiny calls).
     pub skipped: usize,
 }
+record!(Session = "session", Deserialize);
 
 /// Totals of one run (`"type":"summary"`), written last.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(tag = "type", rename = "summary")]
+#[serde(remote = "Self")]
 pub struct Summary {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// The tool that wrote it (`mem-capture`, …).
     pub tool: String,
     /// Named counters; which ones depends on the tool and is listed in its man page.
     pub counts: std::collections::BTreeMap<String, u64>,
     pub elapsed_ms: u64,
 }
+record!(Summary = "summary", Deserialize);
 
 /// Observation types, most valuable first.
 pub const OBSERVATION_TYPES: &[&str] = &[
@@ -110,10 +215,8 @@ pub const OBSERVATION_TYPES: &[&str] = &[
 
 /// A compressed memory (`"type":"observation"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(tag = "type", rename = "observation")]
+#[serde(remote = "Self")]
 pub struct Observation {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// Row id; absent in filter mode before the record is stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
@@ -155,14 +258,13 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
 }
+record!(Observation = "observation", Deserialize);
 
 /// One search result (`"type":"hit"`), best first. `--mode probe` keeps the fields marked
 /// (probe); `--mode full` adds the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "hit")]
+#[serde(remote = "Self")]
 pub struct Hit {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// The `id` of the query line in `--batch` mode (as given: string or number). (probe)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_id: Option<Value>,
@@ -220,13 +322,12 @@ pub struct Hit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explain>,
 }
+record!(Hit = "hit", Deserialize);
 
 /// What one mem-index run did to one index, or what `--check` found in it (`"type":"index"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(tag = "type", rename = "index")]
+#[serde(remote = "Self")]
 pub struct IndexReport {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// `bm25` or `vectors-<model>-<dim>`.
     pub index: String,
     /// Records in the index after the run (or that the database says it should hold).
@@ -256,14 +357,13 @@ pub struct IndexReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+record!(IndexReport = "index", Deserialize);
 
 /// The context block mem-context built (`"type":"context"`): what Claude is shown, and what
 /// went into it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "context")]
+#[serde(remote = "Self")]
 pub struct Context {
-    #[serde(default = "v1")]
-    pub v: u32,
     /// `SessionStart` or `UserPromptSubmit`.
     pub event: String,
     /// Project root the block is for.
@@ -288,6 +388,7 @@ pub struct Context {
     /// Time to build, in milliseconds.
     pub build_ms: u64,
 }
+record!(Context = "context", Deserialize);
 
 /// One record a context block lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -389,4 +490,58 @@ pub struct Explain {
     pub time: f64,
     /// Weighted sum = score.
     pub score: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Serialize)]
+    #[serde(remote = "Borrowed")]
+    struct Borrowed<'a> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<u8>,
+        #[serde(flatten)]
+        more: &'a Value,
+    }
+    crate::record!(Borrowed<'a> = "borrowed");
+
+    #[derive(Serialize)]
+    #[serde(remote = "Self")]
+    struct Bare {
+        n: u8,
+    }
+    crate::record!(Bare = "bare", unversioned);
+
+    #[test]
+    fn type_and_v_come_first_in_text_and_in_values() {
+        let more = json!({"z": 1, "a": 2});
+        let b = Borrowed {
+            name: "x",
+            note: None,
+            more: &more,
+        };
+        let line = r#"{"type":"borrowed","v":1,"name":"x","z":1,"a":2}"#;
+        assert_eq!(serde_json::to_string(&b).unwrap(), line);
+        assert_eq!(serde_json::to_value(&b).unwrap().to_string(), line);
+        assert_eq!(
+            serde_json::to_string(&Bare { n: 3 }).unwrap(),
+            r#"{"type":"bare","n":3}"#
+        );
+    }
+
+    #[test]
+    fn records_gathered_as_json_put_type_and_v_where_they_always_were() {
+        let fields = json!({"outcome": "added", "id": 4});
+        assert_eq!(
+            object("edge", fields.clone()).to_string(),
+            r#"{"type":"edge","v":1,"outcome":"added","id":4}"#
+        );
+        assert_eq!(
+            after("learning", fields).to_string(),
+            r#"{"outcome":"added","id":4,"type":"learning","v":1}"#
+        );
+    }
 }

@@ -27,10 +27,8 @@ pub const TYPES: &[&str] = &[
 
 /// One observation's scores (`"type":"eval_compression"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct Score {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub id: i64,
     pub session_id: Option<String>,
     pub project: Option<String>,
@@ -67,13 +65,12 @@ pub struct Score {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qag_error: Option<String>,
 }
+memkit_core::record!(Score = "eval_compression");
 
 /// The means over the scored observations (`"type":"eval"`, `"set":"compression"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct Report {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub set: &'static str,
     pub observations: usize,
     /// Share of observations that are valid.
@@ -96,6 +93,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qag_alignment: Option<f64>,
 }
+memkit_core::record!(Report = "eval");
 
 /// Scores the observations `sel` picks, each also by `judge` when given.
 pub fn run(
@@ -189,8 +187,6 @@ pub fn score(id: i64, o: &Observation, sources: &[Source]) -> Score {
     let title_faults = crate::title::faults(&o.title);
     faults.extend(title_faults.iter().map(|f| format!("title: {f}")));
     Score {
-        kind: "eval_compression",
-        v: memkit_core::record::VERSION,
         id,
         session_id: o.session_id.clone(),
         project: o.project.clone(),
@@ -235,8 +231,6 @@ pub fn report(scores: &[Score]) -> Report {
     let raw: u64 = scores.iter().map(|s| s.raw_tokens).sum();
     let compressed: u64 = scores.iter().map(|s| s.compressed_tokens).sum();
     Report {
-        kind: "eval",
-        v: memkit_core::record::VERSION,
         set: "compression",
         observations: scores.len(),
         valid: mean(&|s| f64::from(u8::from(s.valid))),

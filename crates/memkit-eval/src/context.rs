@@ -39,10 +39,8 @@ pub struct Options {
 
 /// One method's figures on one project, or on all (`project` = "all").
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct Report {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub set: String,
     pub project: String,
     pub method: String,
@@ -58,12 +56,12 @@ pub struct Report {
     /// and other files elsewhere left out), over the sessions that edit one.
     pub recall_in_project: f64,
 }
+memkit_core::record!(Report = "eval");
 
 /// One replayed session (`"type":"context_session"`, with `--sessions`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct SessionScore {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
     pub project: String,
     pub session_id: String,
     pub started_at: String,
@@ -76,6 +74,7 @@ pub struct SessionScore {
     /// The block itself.
     pub block: String,
 }
+memkit_core::record!(SessionScore = "context_session", unversioned);
 
 pub struct Outcome {
     pub reports: Vec<Report>,
@@ -388,7 +387,6 @@ fn score(
         seen.iter().map(|f| relative(f, root)).collect(),
     );
     SessionScore {
-        kind: "context_session",
         project: project::name_of(root),
         session_id: s.id.clone(),
         started_at: s.start.clone(),
@@ -526,8 +524,6 @@ fn reports(set: &str, project: &str, scores: &[SessionScore]) -> Vec<Report> {
             }
             let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
             Report {
-                kind: "eval",
-                v: memkit_core::record::VERSION,
                 set: set.to_string(),
                 project: project.to_string(),
                 method: m.to_string(),

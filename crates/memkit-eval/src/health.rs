@@ -37,10 +37,8 @@ pub struct LlmDay {
 
 /// The report (`"type":"health"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct Health {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     /// Days the per-day figures cover, today included.
     pub days: u32,
     pub captures_per_day: BTreeMap<String, u64>,
@@ -76,6 +74,7 @@ pub struct Health {
     /// What needs doing; empty when healthy.
     pub problems: Vec<String>,
 }
+memkit_core::record!(Health = "health");
 
 /// The health of the memory in `home` over the last `days` days (today included).
 pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<Health> {
@@ -172,8 +171,6 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
 
     let (last_pipeline_run, pipeline_log) = last_run(home);
     Ok(Health {
-        kind: "health",
-        v: memkit_core::record::VERSION,
         days,
         captures_per_day: stats::captures_per_day(conn, &since)?.into_iter().collect(),
         queue,

@@ -33,10 +33,8 @@ pub struct Options {
 
 /// One project's figures, or all projects' (`project` = "all").
 #[derive(Debug, Clone, Default, Serialize)]
+#[serde(remote = "Self")]
 pub struct Report {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub set: String,
     pub project: String,
     /// Read and edit calls replayed, and the share that got an answer.
@@ -66,6 +64,7 @@ pub struct Report {
     #[serde(skip)]
     named_n: usize,
 }
+memkit_core::record!(Report = "eval");
 
 impl Report {
     fn add(&mut self, o: &Report) {
@@ -107,8 +106,6 @@ pub fn run(set: &str, dirs: &[PathBuf], opts: &Options) -> Result<Outcome> {
         homes: vec![],
     };
     let mut all = Report {
-        kind: "eval",
-        v: memkit_core::record::VERSION,
         set: set.into(),
         project: "all".into(),
         ..Report::default()
@@ -141,8 +138,6 @@ fn replay(home: &Path, root: &str, sessions: &[Session], opts: &Options) -> Resu
     let cfg = Config::load(home)?;
     let mut stored = Stored::new(sessions);
     let mut r = Report {
-        kind: "eval",
-        v: memkit_core::record::VERSION,
         project: project::name_of(root),
         ..Report::default()
     };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use memkit_compress::llm::Backend;
 use memkit_core::config::Config;
-use memkit_core::record::{Observation, VERSION};
+use memkit_core::record::Observation;
 use memkit_core::store::{self, events, functions as fmap, learnings, observations};
 use memkit_core::{Error, Result};
 
@@ -206,8 +206,10 @@ fn apply(
     };
     let mut rec = match &l {
         Some(l) => record(l),
-        None => json!({"type": "learning", "v": VERSION,
-                       "project": project, "content": c.content, "category": c.category}),
+        None => memkit_core::record::object(
+            "learning",
+            json!({"project": project, "content": c.content, "category": c.category}),
+        ),
     };
     let o = rec.as_object_mut().expect("an object");
     o.insert("outcome".into(), outcome.into());
@@ -232,8 +234,9 @@ fn heal_session(
 ) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     let edge_rec = |outcome: &str, id: i64, caller: &str, callee: &str, c: f64| {
-        json!({"type": "edge", "v": VERSION, "outcome": outcome, "id": id,
-               "caller": caller, "callee": callee, "confidence": c, "session_id": session})
+        let fields = json!({"outcome": outcome, "id": id, "caller": caller, "callee": callee,
+                            "confidence": c, "session_id": session});
+        memkit_core::record::object("edge", fields)
     };
     for o in obs {
         if o.functions_changed.len() < 2 {
@@ -295,10 +298,5 @@ fn heal_session(
 
 /// A learning as a record on the wire.
 pub fn record(l: &learnings::Learning) -> Value {
-    let mut v = serde_json::to_value(l).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("type".into(), "learning".into());
-        o.insert("v".into(), VERSION.into());
-    }
-    v
+    memkit_core::record::after("learning", serde_json::to_value(l).unwrap_or_default())
 }

@@ -220,14 +220,7 @@ fn diff(args: &Args, old: &Path, new: &Path, io: &mut Io) -> Result<Outcome> {
             .write_all(mermaid::flowchart(&diffs, &[&new_s], args.all).as_bytes())?;
         return Ok(Outcome::Ok);
     }
-    let recs: Vec<DiffRecord> = diffs
-        .iter()
-        .map(|d| DiffRecord {
-            r#type: "function_diff",
-            v: 1,
-            diff: d,
-        })
-        .collect();
+    let recs: Vec<DiffRecord> = diffs.iter().map(|diff| DiffRecord { diff }).collect();
     io.listing(
         &recs,
         &["change", "qualname", "kind", "signature", "line_start"],

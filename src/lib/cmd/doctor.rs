@@ -9,10 +9,8 @@ use crate::config::{self, Config};
 use crate::doctor::Verdict;
 
 #[derive(Debug, Serialize)]
+#[serde(remote = "Self")]
 pub struct Check {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub check: &'static str,
     pub ok: bool,
     pub detail: String,
@@ -22,12 +20,11 @@ pub struct Check {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<bool>,
 }
+memkit_core::record!(Check = "check");
 
 impl From<Verdict> for Check {
     fn from(v: Verdict) -> Check {
         Check {
-            kind: "check",
-            v: memkit_core::record::VERSION,
             check: v.check.name(),
             ok: v.ok,
             detail: v.detail,

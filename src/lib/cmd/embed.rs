@@ -190,7 +190,6 @@ fn database(
         io.info(render::throughput(run.embedded, run.tokens, embedding));
     }
     io.record(&Summary {
-        v: 1,
         tool: "mem-embed".into(),
         counts: run.counts(),
         elapsed_ms: started.elapsed().as_millis() as u64,

@@ -28,13 +28,13 @@ pub struct ForgetArgs {
 
 /// One kind of thing forgotten.
 #[derive(serde::Serialize)]
+#[serde(remote = "Self")]
 struct Forgotten {
-    r#type: &'static str,
-    v: u32,
     kind: &'static str,
     rows: u64,
     dry_run: bool,
 }
+memkit_core::record!(Forgotten = "forgotten");
 
 pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
@@ -62,8 +62,6 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
         .gone
         .iter()
         .map(|g| Forgotten {
-            r#type: "forgotten",
-            v: crate::record::VERSION,
             kind: g.kind,
             rows: g.rows,
             dry_run,

@@ -150,7 +150,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     io.listing(&recs, &columns)?;
     let summary = Summary {
-        v: crate::record::VERSION,
         tool: "mem-index".into(),
         counts: index::report::counts(&reports),
         elapsed_ms: start.elapsed().as_millis() as u64,

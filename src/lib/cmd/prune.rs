@@ -64,9 +64,8 @@ pub struct Args {
 
 /// One kind of thing pruned, or (kind `database`) the sizes before and after.
 #[derive(serde::Serialize)]
+#[serde(remote = "Self")]
 struct Pruned {
-    r#type: &'static str,
-    v: u32,
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     rows: Option<u64>,
@@ -77,6 +76,7 @@ struct Pruned {
     size_after: Option<u64>,
     dry_run: bool,
 }
+memkit_core::record!(Pruned = "pruned");
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
@@ -112,8 +112,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         .kinds
         .iter()
         .map(|k| Pruned {
-            r#type: "pruned",
-            v: crate::record::VERSION,
             kind: k.kind,
             rows: Some(k.rows),
             bytes: k.bytes,
@@ -123,8 +121,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         })
         .collect();
     recs.push(Pruned {
-        r#type: "pruned",
-        v: crate::record::VERSION,
         kind: "database",
         rows: None,
         bytes: run.size_before.saturating_sub(run.size_after),

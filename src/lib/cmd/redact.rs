@@ -68,14 +68,14 @@ pub struct Args {
 
 /// One table's counts.
 #[derive(serde::Serialize)]
+#[serde(remote = "Self")]
 struct Redacted {
-    r#type: &'static str,
-    v: u32,
     table: &'static str,
     rows: u64,
     changed: u64,
     dry_run: bool,
 }
+memkit_core::record!(Redacted = "redacted");
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     if args.batch_size == 0 {
@@ -105,8 +105,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         .tables
         .iter()
         .map(|&(table, rows, changed)| Redacted {
-            r#type: "redacted",
-            v: crate::record::VERSION,
             table,
             rows,
             changed,

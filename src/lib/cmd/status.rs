@@ -15,10 +15,8 @@ use crate::{Result, store};
 use memkit_eval::health::size;
 
 #[derive(Debug, Serialize)]
+#[serde(remote = "Self")]
 pub struct Status {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub database: String,
     pub database_bytes: u64,
     pub wal_bytes: u64,
@@ -41,6 +39,7 @@ pub struct Status {
     pub hooks: Vec<Hooks>,
     pub problems: Vec<String>,
 }
+memkit_core::record!(Status = "status");
 
 pub fn run(io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
@@ -68,8 +67,6 @@ pub fn run(io: &mut Io) -> Result<Outcome> {
     }
     let wal = PathBuf::from(format!("{}-wal", db.display()));
     let s = Status {
-        kind: "status",
-        v: memkit_core::record::VERSION,
         database: db.display().to_string(),
         database_bytes: size(&db),
         wal_bytes: size(&wal),

@@ -265,9 +265,8 @@ pub fn markdown(o: &Observation) -> String {
 }
 
 #[derive(serde::Serialize)]
+#[serde(remote = "FunctionChange")]
 struct FunctionChange<'a> {
-    r#type: &'static str,
-    v: u32,
     file_path: &'a str,
     session_id: &'a str,
     created_at: &'a str,
@@ -275,6 +274,7 @@ struct FunctionChange<'a> {
     signature: &'a str,
     change: &'a str,
 }
+memkit_core::record!(FunctionChange<'a> = "function_change");
 
 /// --file: the observations that touched a file, then mem-ast's function changes in it.
 pub fn file_report(
@@ -293,8 +293,6 @@ pub fn file_report(
     let recs: Vec<FunctionChange> = rows
         .iter()
         .map(|r| FunctionChange {
-            r#type: "function_change",
-            v: 1,
             file_path: &r.file_path,
             session_id: &r.session_id,
             created_at: &r.created_at,

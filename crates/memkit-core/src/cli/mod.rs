@@ -193,7 +193,6 @@ impl Io {
         start: std::time::Instant,
     ) -> Result<()> {
         let summary = crate::record::Summary {
-            v: crate::record::VERSION,
             tool: self.prog.into(),
             counts,
             elapsed_ms: start.elapsed().as_millis() as u64,

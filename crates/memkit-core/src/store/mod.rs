@@ -528,7 +528,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = open(&dir.path().join("mem.db")).unwrap();
         let mut o = Observation {
-            v: crate::record::VERSION,
             session_id: Some("s".into()),
             project: Some("/p".into()),
             kind: "bugfix".into(),

@@ -140,7 +140,6 @@ pub const BRIEF_COLS: &str = "id, session_id, project, type, title, summary, NUL
 /// An observation row selected with [`COLS`] (or [`BRIEF_COLS`]) as its record.
 pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
     Ok(Observation {
-        v: crate::record::VERSION,
         id: Some(r.get(0)?),
         session_id: r.get(1)?,
         project: r.get(2)?,

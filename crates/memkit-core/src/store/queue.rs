@@ -274,7 +274,6 @@ const CAPTURE_COLS: &str = "id, session_id, project, event, tool_name, tool_use_
 /// A queue row selected with `CAPTURE_COLS` as its capture record.
 fn capture_from_row(r: &rusqlite::Row) -> rusqlite::Result<Capture> {
     Ok(Capture {
-        v: crate::record::VERSION,
         id: r.get(0)?,
         session_id: r.get(1)?,
         project: r.get(2)?,

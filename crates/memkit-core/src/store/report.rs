@@ -55,10 +55,8 @@ impl<'a> Scope<'a> {
 
 /// One session as listed (`"type":"session"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct SessionRow {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     /// The visible id (`s12`).
     #[serde(rename = "ref")]
     pub handle: String,
@@ -78,6 +76,7 @@ pub struct SessionRow {
     /// Files its observations modified, in the order first seen.
     pub files_modified: Vec<String>,
 }
+crate::record!(SessionRow = "session");
 
 /// The last moment a session was seen.
 const SESSION_TIME: &str = "coalesce(s.last_activity_at, s.ended_at, s.started_at, '')";
@@ -125,8 +124,6 @@ fn session_rows(
             }
         }
         Ok(SessionRow {
-            kind: "session",
-            v: 1,
             handle: crate::ids::session(r.get(0)?),
             session_id: r.get(1)?,
             project_name: project.as_deref().map(crate::project::name_of),
@@ -239,10 +236,8 @@ pub fn same_file(stored: &str, given: &str) -> bool {
 
 /// One project as listed (`"type":"project"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct ProjectRow {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub name: String,
     pub project: String,
     pub description: Option<String>,
@@ -250,6 +245,7 @@ pub struct ProjectRow {
     pub observations: i64,
     pub last_activity_at: Option<String>,
 }
+crate::record!(ProjectRow = "project");
 
 /// Every project with sessions or observations, the most recently active first.
 pub fn projects(conn: &Connection) -> Result<Vec<ProjectRow>> {
@@ -270,8 +266,6 @@ pub fn projects(conn: &Connection) -> Result<Vec<ProjectRow>> {
         let root: String = r.get(0)?;
         let last: Option<String> = r.get(5)?;
         Ok(ProjectRow {
-            kind: "project",
-            v: 1,
             name: r
                 .get::<_, Option<String>>(1)?
                 .unwrap_or_else(|| crate::project::name_of(&root)),

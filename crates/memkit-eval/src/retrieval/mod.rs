@@ -47,10 +47,8 @@ pub struct Options {
 
 /// One retriever's figures on one set (`"type":"eval"`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct Report {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub v: u32,
     pub set: String,
     pub mode: String,
     /// Queries with at least one relevant document (the others are not scored).
@@ -68,6 +66,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaves_out: Option<&'static str>,
 }
+memkit_core::record!(Report = "eval");
 
 /// What memkit's modes leave out of a user's search: the working tree is no user's here.
 pub const LEAVES_OUT: &str = "the working tree's changed files (the --files prior)";
@@ -256,8 +255,6 @@ fn report(
         })
         .collect();
     Report {
-        kind: "eval",
-        v: memkit_core::record::VERSION,
         set: set.name.clone(),
         mode: mode.to_string(),
         queries: means.count(metrics::ALL),

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use memkit_core::record::{self, IndexReport};
+use memkit_core::record::IndexReport;
 use memkit_core::{ids, store};
 
 use super::{Check, Report};
@@ -15,7 +15,6 @@ impl Report {
     /// The run's record of this index.
     pub fn record(&self) -> IndexReport {
         IndexReport {
-            v: record::VERSION,
             index: self.name.clone(),
             docs: self.docs,
             added: self.added,
@@ -33,7 +32,6 @@ impl Check {
     /// (`missing o12`, `extra s3`).
     pub fn record(&self) -> IndexReport {
         IndexReport {
-            v: record::VERSION,
             index: self.name.clone(),
             docs: self.expected,
             missing: Some(self.missing.len() as u64),

@@ -1373,7 +1373,6 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
     };
     let full = !req.probe;
     Hit {
-        v: memkit_core::record::VERSION,
         query_id: None,
         rank,
         id: d.id,
