@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use memkit_ast::{Snapshot, project};
+use memkit_core::notice::Notice;
 use memkit_core::{Error, Result};
 
 /// The bytes of `path`, or of stdin for `-`.
@@ -137,21 +138,21 @@ impl Counts {
 }
 
 /// The run's counts, from each file's snapshot with its numbers of definitions and calls, and
-/// its warnings to `warn`: the walk's errors, then each file that did not parse.
+/// its warnings to `tell`: the walk's errors, then each file that did not parse.
 pub fn tally<'a>(
     walked: &Walked,
     files: impl Iterator<Item = (&'a Snapshot, usize, usize)>,
-    mut warn: impl FnMut(String),
+    mut tell: impl FnMut(Notice),
 ) -> Counts {
     let mut counts = Counts::default();
     counts.add_walk(walked);
     for (root, e) in &walked.errors {
-        warn(format!("{root}: {e}"));
+        tell(Notice::warn(format!("{root}: {e}")));
     }
     for (s, functions, calls) in files {
         counts.add(s, functions, calls);
         if let Some(e) = &s.parse_error {
-            warn(format!("{}: {e}", s.path));
+            tell(Notice::warn(format!("{}: {e}", s.path)));
         }
     }
     counts

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 
 use memkit_core::Result;
 use memkit_core::config::{self, Config};
+use memkit_core::notice::Notices;
 use memkit_core::record::Observation;
 use memkit_core::store::{self, queue};
 
@@ -31,7 +32,7 @@ pub struct Done {
     pub observations: Vec<Observation>,
     pub counts: BTreeMap<String, u64>,
     /// What the user must be told (the backend switched off for the run).
-    pub warnings: Vec<String>,
+    pub notices: Notices,
 }
 
 /// Adds `n` to count `k` of a run's summary record.
@@ -176,7 +177,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     let failures = store::write_tx(&conn, store::failures::index)?;
     counts.insert("failures".into(), failures as u64);
     stats_into(&mut counts, &comp);
-    let warnings = std::mem::take(&mut comp.warnings);
+    let notices = std::mem::take(&mut comp.notices);
     drop(comp);
     let dropped = drop_raw(cfg, &conn, raw_days)?;
     counts.insert("raw_dropped".into(), dropped as u64);
@@ -195,7 +196,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
     Ok(Done {
         observations: recs,
         counts,
-        warnings,
+        notices,
     })
 }
 
@@ -245,7 +246,7 @@ pub fn compress_items(cfg: &Config, b: Backend, opts: Options, items: Vec<Item>)
     Ok(Done {
         observations: recs,
         counts,
-        warnings: comp.warnings,
+        notices: comp.notices,
     })
 }
 

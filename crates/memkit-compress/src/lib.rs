@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::llm::{Backend, CallError, Class, Kind};
 use memkit_core::Result;
 use memkit_core::config::{self, Config};
+use memkit_core::notice::{Notice, Notices};
 use memkit_core::record::{Capture, Observation};
 use memkit_core::store::{events, queue};
 
@@ -292,8 +293,8 @@ pub struct Compressor<'a> {
     budget_logged: bool,
     /// Why the backend was switched off for the rest of the run (auth, spend limit, ...).
     pub switched_off: Option<String>,
-    /// What the run must tell its user (one line each).
-    pub warnings: Vec<String>,
+    /// What the run must tell its user.
+    pub notices: Notices,
 }
 
 impl<'a> Compressor<'a> {
@@ -306,7 +307,7 @@ impl<'a> Compressor<'a> {
             spent_today: None,
             budget_logged: false,
             switched_off: None,
-            warnings: Vec::new(),
+            notices: Notices::new(),
         }
     }
 
@@ -532,10 +533,10 @@ impl<'a> Compressor<'a> {
             return Ok(());
         }
         self.switched_off = Some(why.to_string());
-        self.warnings.push(format!(
+        self.notices.push(Notice::warn(format!(
             "LLM backend {} switched off for this run: {why}; the heuristic compresses the rest",
             self.backend.kind.name()
-        ));
+        )));
         self.log(
             session,
             "llm_disabled",

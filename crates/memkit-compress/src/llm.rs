@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use memkit_core::config::{self, Config};
+use memkit_core::notice::Notice;
 use memkit_core::{Error, Result};
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-haiku-4-5";
@@ -81,7 +82,7 @@ impl Backend {
     pub fn from_config(
         cfg: &Config,
         override_kind: Option<&str>,
-    ) -> Result<(Backend, Option<String>)> {
+    ) -> Result<(Backend, Option<Notice>)> {
         let name = override_kind.map_or_else(|| config::LLM.get(cfg), str::to_string);
         let kind = Kind::parse(&name).ok_or_else(|| {
             Error::Usage(format!(
@@ -105,7 +106,9 @@ impl Backend {
                 if b.api_key.is_none() {
                     return Ok((
                         Backend::heuristic(),
-                        Some("MEM_LLM=anthropic but ANTHROPIC_API_KEY is not set: using the heuristic backend".into()),
+                        Some(Notice::warn(
+                            "MEM_LLM=anthropic but ANTHROPIC_API_KEY is not set: using the heuristic backend",
+                        )),
                     ));
                 }
             }

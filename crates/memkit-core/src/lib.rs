@@ -2,7 +2,8 @@
 //!
 //! Errors, settings (`config`), project identity, the hook payload, the records on the wire
 //! (`record`, the JSONL contract), the SQLite store (`store`: the only place SQL is written) and
-//! the CLI conventions (`cli`: formats, diagnostics, exit codes, the input reader). Nothing here
+//! the CLI conventions (`cli`: formats, diagnostics, exit codes, the input reader; `notice`: the
+//! warnings domain code hands the tools to print). Nothing here
 //! depends on the search side (tantivy, the vector index, ONNX Runtime) or on any other memkit crate.
 
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod home;
 pub mod hook;
 pub mod ids;
 pub mod log;
+pub mod notice;
 pub mod project;
 pub mod recall;
 pub mod record;

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use memkit_compress::llm::{Backend, Kind};
 use memkit_core::config::Config;
+use memkit_core::notice::Notice;
 use memkit_core::store::{self, stats};
 use memkit_core::{Error, Home, Result};
 
@@ -51,10 +52,10 @@ pub fn run(
 /// The backend `name` names; an error when it cannot work (no key), rather than a silent
 /// heuristic in its place.
 fn backend(cfg: &Config, name: &str) -> Result<Backend> {
-    let (b, warning) = Backend::from_config(cfg, Some(name))?;
+    let (b, notice) = Backend::from_config(cfg, Some(name))?;
     if b.kind == Kind::Heuristic && name != "heuristic" {
         // The warning says the heuristic takes over; here nothing does.
-        let why = warning.unwrap_or_default();
+        let why = notice.as_ref().map_or("", Notice::text);
         let why = why.split(": using").next().unwrap_or_default();
         return Err(Error::Usage(format!("backend {name} cannot run: {why}")));
     }

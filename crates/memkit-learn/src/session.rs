@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use memkit_compress::llm::Backend;
 use memkit_core::config::Config;
+use memkit_core::notice::{Notice, Said};
 use memkit_core::record::Observation;
 use memkit_core::store::{self, events, functions as fmap, learnings, observations};
 use memkit_core::{Error, Result};
@@ -16,27 +17,19 @@ use memkit_core::{Error, Result};
 use crate::same::Sameness;
 use crate::{Action, Candidate, heal};
 
-/// What a run has to say as it goes.
-#[derive(Debug)]
-pub enum Said {
-    /// A learning's or an edge's outcome, once its session is written.
-    Record(Value),
-    Warn(String),
-}
-
 /// Learns from every session summarised since it was last learned from (or from `only`, a
 /// session's number or id, again), with `backend` or the configured LLM; returns the counts of
-/// outcomes.
+/// outcomes. Each learning's or edge's outcome is said once its session is written.
 pub fn learn(
     conn: &Connection,
     cfg: &Config,
     backend: Option<&str>,
     only: Option<&str>,
-    say: &mut dyn FnMut(Said) -> Result<()>,
+    say: &mut dyn FnMut(Said<Value>) -> Result<()>,
 ) -> Result<BTreeMap<String, u64>> {
-    let (b, warning) = Backend::from_config(cfg, backend)?;
-    if let Some(w) = warning {
-        say(Said::Warn(w))?;
+    let (b, notice) = Backend::from_config(cfg, backend)?;
+    if let Some(n) = notice {
+        say(Said::Notice(n))?;
     }
     let opts = memkit_compress::Options::from_config(cfg)?;
     let mut ex = crate::extract::Extractor::new(b, &opts, conn)?;
@@ -81,10 +74,10 @@ pub fn learn(
         if let Some(f) = &got.fallback
             && !fallbacks.contains(f)
         {
-            say(Said::Warn(format!(
+            say(Said::Notice(Notice::warn(format!(
                 "the heuristic extracted instead of {}: {f}",
                 ex.backend.kind.name()
-            )))?;
+            ))))?;
             fallbacks.push(f.clone());
         }
         let now = store::now();
@@ -125,7 +118,7 @@ pub fn learn(
         }
     }
     if let Some(t) = same.trouble() {
-        say(Said::Warn(t))?;
+        say(Said::Notice(Notice::Warn(t)))?;
     }
     if ex.calls > 0 {
         counts.insert("llm_calls".into(), ex.calls);

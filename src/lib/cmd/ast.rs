@@ -152,7 +152,7 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     if records && !args.calls && !args.mermaid {
         let (printed, walked) = files::walk(&roots, &args.path, Printed::new);
         let files = printed.iter().map(|f| (&f.snap, f.functions, f.calls));
-        let counts = files::tally(&walked, files, |w| io.warn(w));
+        let counts = files::tally(&walked, files, |n| io.notice(&n));
         let modules = files::Modules::default();
         for f in &printed {
             io.record_lines(&f.lines)?;
@@ -165,7 +165,7 @@ fn filter(args: &Args, io: &mut Io) -> Result<Outcome> {
     let parsed = files::parse(&roots, &args.path);
     let snaps = &parsed.snaps;
     let files = snaps.iter().map(|s| (s, s.functions.len(), s.calls.len()));
-    let counts = files::tally(&parsed.walked, files, |w| io.warn(w));
+    let counts = files::tally(&parsed.walked, files, |n| io.notice(&n));
     if args.mermaid {
         let diffs: Vec<FunctionDiff> = snaps.iter().flat_map(|s| ast::diff(Some(s), s)).collect();
         let refs: Vec<&Snapshot> = snaps.iter().collect();

@@ -119,10 +119,8 @@ pub struct Args {
 const COLUMNS: &[&str] = &["id", "kind", "title", "files_modified"];
 
 fn backend(io: &Io, cfg: &Config, args: &Args) -> Result<Backend> {
-    let (b, warning) = Backend::from_config(cfg, args.backend.as_deref())?;
-    if let Some(w) = warning {
-        io.warn(w);
-    }
+    let (b, notice) = Backend::from_config(cfg, args.backend.as_deref())?;
+    io.notices(&notice);
     Ok(b)
 }
 
@@ -191,9 +189,7 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
         b.finish_and_clear();
     }
     let done = done?;
-    for w in &done.warnings {
-        io.warn(w);
-    }
+    io.notices(&done.notices);
     finish(io, &done.observations, done.counts, start)?;
     Ok(Outcome::Ok)
 }
@@ -225,9 +221,7 @@ fn filter(
         }
     }
     let done = compress::database::compress_items(cfg, b, opts, items)?;
-    for w in &done.warnings {
-        io.warn(w);
-    }
+    io.notices(&done.notices);
     for (k, n) in done.counts {
         compress::database::add(&mut counts, &k, n);
     }

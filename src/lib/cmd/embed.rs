@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::cli::{Common, Input, Io, Outcome};
 use crate::config::{self, Config};
-use crate::embed::install::Said;
 use crate::embed::{self, Embedder};
 use crate::record::Summary;
 use crate::render;
@@ -90,15 +89,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     config::EMBED_CACHE_DAYS.get(&cfg)?;
     let resolve = |io: &Io| {
         render::with_download_progress(io, |p| {
-            embed::install::model_dir(
-                &cfg,
-                model.as_deref(),
-                &mut |said| match said {
-                    Said::Info(m) => io.info(m),
-                    Said::Warn(m) => io.warn(m),
-                },
-                p,
-            )
+            embed::install::model_dir(&cfg, model.as_deref(), &mut |n| io.notice(&n), p)
         })
     };
     match &args.input {

@@ -10,7 +10,7 @@ use crate::config::{self, Config};
 use crate::store::{self, learnings};
 use crate::{Error, Result};
 use memkit_learn::manual;
-use memkit_learn::session::{self, Said, record};
+use memkit_learn::session::{self, record};
 
 mod details;
 use details::DETAILS;
@@ -115,13 +115,7 @@ fn extract(
     let Some(conn) = store::open_if_present(&db)? else {
         return Ok(io.no_memories(&db));
     };
-    let counts = session::learn(&conn, cfg, backend, only, &mut |said| match said {
-        Said::Record(r) => io.record(&r),
-        Said::Warn(w) => {
-            io.warn(w);
-            Ok(())
-        }
-    })?;
+    let counts = session::learn(&conn, cfg, backend, only, &mut |said| io.said(said))?;
     io.summary(counts, start)?;
     Ok(Outcome::Ok)
 }

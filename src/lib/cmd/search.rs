@@ -201,9 +201,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     }
     let req = searcher.request(base, here.project.clone(), || here.files())?;
     let hits = searcher.search(&req)?;
-    for w in searcher.degraded(&hits) {
-        io.warn(w);
-    }
+    io.notices(&searcher.degraded(&hits));
     let cols = if req.probe {
         COLUMNS_PROBE
     } else {
@@ -211,7 +209,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     };
     io.listing(&hits, cols)?;
     if hits.is_empty() {
-        io.warn(searcher.why_nothing(&req)?);
+        io.notice(&searcher.why_nothing(&req)?);
         return Ok(Outcome::NothingFound);
     }
     Ok(Outcome::Ok)

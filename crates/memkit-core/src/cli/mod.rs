@@ -12,6 +12,7 @@ use crate::{Error, Result};
 
 mod input;
 pub use crate::log::log_line;
+use crate::notice::{Notice, Said};
 pub use input::Input;
 
 /// How a tool ended when it did not fail.
@@ -128,6 +129,31 @@ impl Io {
     pub fn info(&self, msg: impl std::fmt::Display) {
         if self.verbose > 0 && !self.quiet {
             eprintln!("{}: {msg}", self.prog);
+        }
+    }
+
+    /// Prints what a domain call had to say: a warning, or with `--verbose` a step.
+    pub fn notice(&self, n: &Notice) {
+        match n {
+            Notice::Warn(m) => self.warn(m),
+            Notice::Info(m) => self.info(m),
+        }
+    }
+
+    pub fn notices<'a>(&self, ns: impl IntoIterator<Item = &'a Notice>) {
+        for n in ns {
+            self.notice(n);
+        }
+    }
+
+    /// Writes a record a streaming call handed over, or prints its notice.
+    pub fn said<R: Serialize>(&mut self, s: Said<R>) -> Result<()> {
+        match s {
+            Said::Record(r) => self.record(&r),
+            Said::Notice(n) => {
+                self.notice(&n);
+                Ok(())
+            }
         }
     }
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use memkit_core::notice::Notice;
 use memkit_core::{Error, Result, config};
 
 /// One file of a package: its path in the repository, its name in the model directory and
@@ -382,21 +383,14 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// What `model_dir` has to say: progress of a first-use install (info), or the fallback taken.
-#[derive(Debug)]
-pub enum Said {
-    Info(String),
-    Warn(String),
-}
-
 /// The directory of model `spec` (None: the default model). A model that can be installed by
 /// name but is not is installed on this first use (MEM_AUTO_INSTALL=0: not). Without a
 /// configured model, a default model that cannot be had gives way to minilm-l6 when that is
-/// installed.
+/// installed. Told as it goes: a first-use install's progress (info), or the fallback taken.
 pub fn model_dir(
     cfg: &config::Config,
     spec: Option<&str>,
-    tell: &mut dyn FnMut(Said),
+    tell: &mut dyn FnMut(Notice),
     progress: Progress,
 ) -> Result<PathBuf> {
     let name = spec.unwrap_or(super::DEFAULT_MODEL);
@@ -407,13 +401,16 @@ pub fn model_dir(
     let auto = config::AUTO_INSTALL.get(cfg);
     let models = memkit_core::config::models_dir();
     if auto && let Some(pkg) = find(&models, name)? {
-        tell(Said::Info(format!(
+        tell(Notice::info(format!(
             "installing {name} on its first use (MEM_AUTO_INSTALL=0 turns this off)"
         )));
         let endpoint = endpoint();
         match first_use(&pkg, &endpoint, &models, progress) {
             Ok(dir) => {
-                tell(Said::Info(format!("installed {name} in {}", dir.display())));
+                tell(Notice::info(format!(
+                    "installed {name} in {}",
+                    dir.display()
+                )));
                 return Ok(dir);
             }
             Err(e) => err = e,
@@ -428,7 +425,7 @@ pub fn model_dir(
         } else {
             format!("{name} is not installed")
         };
-        tell(Said::Warn(format!(
+        tell(Notice::warn(format!(
             "{why}; using {}",
             super::FALLBACK_MODEL
         )));

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Engine, MAX_LIMIT, Query, Request, Searcher};
+use memkit_core::notice::{Notice, Notices};
 use memkit_core::{Result, project, store};
 
 /// One line of `--batch` input.
@@ -132,38 +133,39 @@ impl Searcher {
     /// How the last searches fell short of a hybrid search over the BM25 index, said once each:
     /// the query could not be embedded, the reranker failed, or the BM25 index was unreadable
     /// and FTS5 stood in.
-    pub fn degraded(&self, hits: &[memkit_core::record::Hit]) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn degraded(&self, hits: &[memkit_core::record::Hit]) -> Notices {
+        let mut out = Notices::new();
         if let Some(e) = self.embed_error.borrow_mut().take() {
-            out.push(format!(
+            out.push(Notice::warn(format!(
                 "query not embedded ({e}): searched without vectors"
-            ));
+            )));
         }
         if let Some(e) = self.take_rerank_error() {
-            out.push(format!("not reranked ({e}): hits in fused order"));
+            out.push(Notice::warn(format!(
+                "not reranked ({e}): hits in fused order"
+            )));
         }
         if hits.iter().any(|h| h.mode == "fts") {
-            out.push(format!(
+            out.push(Notice::warn(format!(
                 "BM25 index unavailable ({}): searched with SQLite FTS5; run mem-index to rebuild it",
                 self.bm25_error.as_deref().unwrap_or("?")
-            ));
+            )));
         }
         out
     }
 
     /// Why a search found nothing, and what to do about it: no project here, nothing stored or
     /// indexed yet, memories waiting in the queue, or simply no match among so many.
-    pub fn why_nothing(&self, req: &Request) -> Result<String> {
+    pub fn why_nothing(&self, req: &Request) -> Result<Notice> {
         let conn = &self.conn;
         let projects = req.filters.projects.as_deref();
         let scope = match projects {
             None => "any project".to_string(),
             Some([]) => {
-                return Ok(
+                return Ok(Notice::warn(
                     "nothing found: no project here (not in a git repository or a known \
-                    project); try --all-projects or --project NAME"
-                        .into(),
-                );
+                    project); try --all-projects or --project NAME",
+                ));
             }
             Some(ps) => ps
                 .iter()
@@ -191,18 +193,18 @@ impl Searcher {
             } else {
                 String::new()
             };
-            return Ok(format!(
+            return Ok(Notice::warn(format!(
                 "nothing found: no memories in {scope} yet{elsewhere}{queued}"
-            ));
+            )));
         }
         if self.state.is_none() {
-            return Ok(format!(
+            return Ok(Notice::warn(format!(
                 "nothing found: nothing indexed yet (run mem-pipeline or mem-index){queued}"
-            ));
+            )));
         }
-        Ok(format!(
+        Ok(Notice::warn(format!(
             "nothing found: no memory in {scope} matches {:?} ({stored} searched){queued}",
             req.text
-        ))
+        )))
     }
 }

@@ -42,11 +42,11 @@ pub fn run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
     };
     let mut judge = None;
     if a.qag {
-        let (b, warning) = crate::llm::Backend::from_config(&cfg, None)?;
+        let (b, notice) = crate::llm::Backend::from_config(&cfg, None)?;
         if b.kind == crate::llm::Kind::Heuristic {
             return Err(Error::Usage(format!(
                 "--qag needs an LLM backend: set MEM_LLM to anthropic, openai or claude-cli{}",
-                warning.map(|w| format!(" ({w})")).unwrap_or_default()
+                notice.map(|n| format!(" ({n})")).unwrap_or_default()
             )));
         }
         let cap = crate::config::LLM_DAILY_TOKENS.get(&cfg)?;

@@ -48,9 +48,7 @@ pub(super) fn run(
             Err(e) => return Err(e),
         };
         if !warned && (hits.iter().any(|h| h.mode == "fts") || s.embed_error.borrow().is_some()) {
-            for w in s.degraded(&hits) {
-                io.warn(w);
-            }
+            io.notices(&s.degraded(&hits));
             warned = true;
         }
         any |= !hits.is_empty();
