@@ -6,6 +6,7 @@ pub mod backup;
 pub mod embeddings;
 pub mod events;
 pub mod failures;
+pub mod filters;
 pub mod forget;
 pub mod functions;
 pub mod imports;
@@ -403,6 +404,13 @@ pub fn first_per_key<T, K: PartialEq>(
 /// Current time as the ISO-8601 UTC text every table stores (sortable as text).
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// An instant in epoch milliseconds as the text every table stores.
+pub fn ms_text(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// Normalises any RFC 3339 timestamp to the stored form; unparseable text is kept as is.

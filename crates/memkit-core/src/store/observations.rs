@@ -6,6 +6,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use sha2::{Digest, Sha256};
 
+use super::filters::Filters;
 use super::{by_chunks, json_list, parse_list};
 use crate::Result;
 use crate::record::Observation;
@@ -349,24 +350,10 @@ pub fn count(conn: &Connection, project: Option<&str>) -> Result<i64> {
     })
 }
 
-/// What an FTS5 query over observations keeps.
-#[derive(Debug, Clone, Default)]
-pub struct FtsFilter {
-    /// Project roots; `None` = every project (an empty list matches nothing).
-    pub projects: Option<Vec<String>>,
-    pub kinds: Vec<String>,
-    pub session: Option<String>,
-    /// Inclusive bounds on created_at (stored time text).
-    pub after: Option<String>,
-    pub before: Option<String>,
-    /// Lowercase tags, any of which a record must have ([`matching_ids`] only; FTS5 results
-    /// are checked by the caller).
-    pub tags: Vec<String>,
-}
-
 /// The `AND …` clauses of `f` over the observation alias `o`, their parameters appended to
-/// `params`; `None` when `f` matches nothing (an empty project list).
-fn filter_sql(f: &FtsFilter, params: &mut Vec<Value>, with_tags: bool) -> Option<String> {
+/// `params`; `None` when `f` matches nothing (an empty project list). Tags only `with_tags`
+/// ([`matching_ids`]; FTS5 results are checked by the caller).
+fn filter_sql(f: &Filters, params: &mut Vec<Value>, with_tags: bool) -> Option<String> {
     let mut sql = String::new();
     let mut push = |sql: &mut String, clause: &str, vals: Vec<String>| {
         let mut marks = Vec::new();
@@ -388,11 +375,11 @@ fn filter_sql(f: &FtsFilter, params: &mut Vec<Value>, with_tags: bool) -> Option
     if let Some(s) = &f.session {
         push(&mut sql, " AND o.session_id = {}", vec![s.clone()]);
     }
-    if let Some(a) = &f.after {
-        push(&mut sql, " AND o.created_at >= {}", vec![a.clone()]);
+    if let Some(a) = f.after() {
+        push(&mut sql, " AND o.created_at >= {}", vec![a]);
     }
-    if let Some(b) = &f.before {
-        push(&mut sql, " AND o.created_at <= {}", vec![b.clone()]);
+    if let Some(b) = f.before() {
+        push(&mut sql, " AND o.created_at <= {}", vec![b]);
     }
     if with_tags && !f.tags.is_empty() {
         push(
@@ -406,7 +393,7 @@ fn filter_sql(f: &FtsFilter, params: &mut Vec<Value>, with_tags: bool) -> Option
 
 /// Ids of the observations that pass `f` (tags included): what a filtered vector search may
 /// return.
-pub fn matching_ids(conn: &Connection, f: &FtsFilter) -> Result<Vec<i64>> {
+pub fn matching_ids(conn: &Connection, f: &Filters) -> Result<Vec<i64>> {
     let mut params: Vec<Value> = Vec::new();
     let Some(clauses) = filter_sql(f, &mut params, true) else {
         return Ok(vec![]);
@@ -418,7 +405,7 @@ pub fn matching_ids(conn: &Connection, f: &FtsFilter) -> Result<Vec<i64>> {
 
 /// (id, score) of the best `limit` observations matching the FTS5 expression `expr` (higher is
 /// better), within `f`.
-pub fn fts(conn: &Connection, expr: &str, f: &FtsFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
+pub fn fts(conn: &Connection, expr: &str, f: &Filters, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut sql = String::from(
         "SELECT o.id, -bm25(observations_fts) FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid WHERE observations_fts MATCH ?1",
     );

@@ -759,7 +759,7 @@ mod tests {
 
     #[test]
     fn the_keys_a_filter_passes_are_the_same_from_the_index_as_from_the_database() {
-        use crate::search::Filters;
+        use crate::search::{Filters, filters};
         use memkit_core::store::sessions;
         let dir = tempfile::tempdir().unwrap();
         let (_, obs) = corpus_index(dir.path());
@@ -813,8 +813,8 @@ mod tests {
                     f.before_ms = Some(t);
                 }
             }
-            let from_index = f.keys(&conn, &[], Some(&b)).unwrap().unwrap();
-            let from_db = f.keys(&conn, &[], None).unwrap().unwrap();
+            let from_index = filters::keys(&f, &conn, &[], Some(&b)).unwrap().unwrap();
+            let from_db = filters::keys(&f, &conn, &[], None).unwrap().unwrap();
             let (mut a, mut d): (Vec<u64>, Vec<u64>) =
                 (from_index.iter().collect(), from_db.iter().collect());
             a.sort_unstable();
@@ -824,7 +824,7 @@ mod tests {
                 let mut k: Vec<u64> = crate::index::load_briefs(&conn, keys)
                     .unwrap()
                     .into_iter()
-                    .filter(|d| f.passes(d))
+                    .filter(|d| filters::passes(&f, d))
                     .map(|d| d.key)
                     .collect();
                 k.sort_unstable();
@@ -846,13 +846,16 @@ mod tests {
             kinds: vec!["session".into()],
             ..Filters::default()
         };
-        let sessions_passed = all_projects.keys(&conn, &[], Some(&b)).unwrap().unwrap();
+        let sessions_passed = filters::keys(&all_projects, &conn, &[], Some(&b))
+            .unwrap()
+            .unwrap();
         assert_eq!(sessions_passed.len(), sids.len().div_ceil(3));
     }
 
     #[test]
     fn pruned_top_k_equals_scoring_every_match_with_filters_and_ties() {
-        use crate::search::{Filters, bm25_filter, query_terms};
+        use crate::search::filters::bm25_filter;
+        use crate::search::{Filters, query_terms};
         let dir = tempfile::tempdir().unwrap();
         let (b, obs) = corpus_index(dir.path());
         let searcher = b.reader.searcher();

@@ -10,23 +10,22 @@
 
 pub mod batch;
 pub mod bm25;
+pub mod filters;
 pub mod fusion;
 pub mod rerank;
 pub mod time;
 
+pub use fusion::{Weights, file_overlap};
 pub use memkit_core::record::Explain;
+pub use memkit_core::store::filters::Filters;
 use std::collections::{HashMap, HashSet};
-use std::ops::Bound;
 use std::path::Path;
 
 use rusqlite::Connection;
-use serde::Serialize;
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, Occur, Query as TantivyQuery, RangeQuery, TermQuery};
-use tantivy::schema::IndexRecordOption;
 
 use crate::index::bm25::Bm25;
-use crate::index::vectors::{EXACT_MAX, Keys, Vectors};
+use crate::index::vectors::{EXACT_MAX, Vectors};
 use crate::index::{Doc, Layout, State, VectorState};
 use memkit_core::config::{self, Config};
 use memkit_core::record::Hit;
@@ -73,141 +72,6 @@ pub enum Engine {
     Fts,
 }
 
-/// Filters applied to every candidate.
-#[derive(Debug, Clone, Default)]
-pub struct Filters {
-    /// Project roots; `None` = every project.
-    pub projects: Option<Vec<String>>,
-    /// Observation types (or `session`).
-    pub kinds: Vec<String>,
-    /// Tags after fuzzy expansion (lowercase); empty = no tag filter.
-    pub tags: Vec<String>,
-    /// Inclusive bounds, epoch milliseconds.
-    pub after_ms: Option<i64>,
-    pub before_ms: Option<i64>,
-    pub session: Option<String>,
-}
-
-impl Filters {
-    /// The filters as the store applies them.
-    fn store_filter(&self) -> memkit_core::store::observations::FtsFilter {
-        memkit_core::store::observations::FtsFilter {
-            projects: self.projects.clone(),
-            kinds: self.kinds.clone(),
-            session: self.session.clone(),
-            after: self.after_ms.map(ms_text),
-            before: self.before_ms.map(ms_text),
-            tags: self.tags.clone(),
-        }
-    }
-
-    /// Whether any filter is set (else every record passes).
-    pub fn restricts(&self) -> bool {
-        self.projects.is_some()
-            || !self.kinds.is_empty()
-            || !self.tags.is_empty()
-            || self.after_ms.is_some()
-            || self.before_ms.is_some()
-            || self.session.is_some()
-    }
-
-    /// The keys of the records that pass; `None` when nothing is filtered. From the BM25 index
-    /// when there is one (`bm25`), else from the database. `learned`: what
-    /// [`Filters::learnings`] gave (a search needs them for its lexical list too, so it reads
-    /// them once).
-    pub fn keys(
-        &self,
-        conn: &Connection,
-        learned: &[memkit_core::store::learnings::Learning],
-        bm25: Option<&Bm25>,
-    ) -> Result<Option<Keys>> {
-        use memkit_core::store::{observations, sessions, vector_key};
-        if !self.restricts() {
-            return Ok(None);
-        }
-        let mut keys = Keys::default();
-        if let Some(b) = bm25 {
-            // The BM25 index holds the same observations and sessions with the fields the
-            // filters ask (kept in step by mem-index, as the lexical arm relies on), and reads
-            // a project's 80,000 keys from one posting list where SQLite steps through them row
-            // by row: 7 ms of a one-project search at a million records.
-            if let Some(filter) = bm25_filter(b, self) {
-                let filter = filter.unwrap_or_else(|| Box::new(tantivy::query::AllQuery));
-                bm25::matching_keys(&b.reader.searcher(), filter.as_ref(), "key", |k| {
-                    keys.insert(k)
-                })
-                .map_err(|e| crate::index::index_err("bm25 filter", e))?;
-            }
-        } else {
-            let f = self.store_filter();
-            keys.extend(
-                observations::matching_ids(conn, &f)?
-                    .into_iter()
-                    .map(|id| vector_key("observation", id)),
-            );
-            if (self.kinds.is_empty() || self.kinds.iter().any(|k| k == "session"))
-                && self.tags.is_empty()
-            {
-                let rows = sessions::matching_rowids(
-                    conn,
-                    self.projects.as_deref(),
-                    self.session.as_deref(),
-                    f.after.as_deref(),
-                    f.before.as_deref(),
-                )?;
-                keys.extend(rows.into_iter().map(|r| vector_key("session", r)));
-            }
-        }
-        keys.extend(learned.iter().map(|l| vector_key("learning", l.id)));
-        Ok(Some(keys))
-    }
-
-    /// The active learnings that pass (none when the filters ask for other types, tags or a
-    /// session: learnings have neither).
-    pub fn learnings(
-        &self,
-        conn: &Connection,
-    ) -> Result<Vec<memkit_core::store::learnings::Learning>> {
-        let wanted = self.kinds.is_empty() || self.kinds.iter().any(|k| k == "learning");
-        if !wanted || !self.tags.is_empty() || self.session.is_some() {
-            return Ok(Vec::new());
-        }
-        let f = self.store_filter();
-        memkit_core::store::learnings::searchable(
-            conn,
-            self.projects.as_deref(),
-            f.after.as_deref(),
-            f.before.as_deref(),
-        )
-    }
-
-    pub fn passes(&self, d: &Doc) -> bool {
-        if let Some(ps) = &self.projects
-            && !d.project.as_ref().is_some_and(|p| ps.contains(p))
-        {
-            return false;
-        }
-        if !self.kinds.is_empty() && !self.kinds.contains(&d.kind) {
-            return false;
-        }
-        if !self.tags.is_empty() && !d.tags.iter().any(|t| self.tags.contains(&t.to_lowercase())) {
-            return false;
-        }
-        if self.after_ms.is_some_and(|a| d.created_ms < a) {
-            return false;
-        }
-        if self.before_ms.is_some_and(|b| d.created_ms > b) {
-            return false;
-        }
-        if let Some(s) = &self.session
-            && d.session_id.as_deref() != Some(s.as_str())
-        {
-            return false;
-        }
-        true
-    }
-}
-
 /// Parses an `--after`/`--before` bound: an ISO date (the whole day, UTC) or datetime
 /// (RFC 3339, or without zone = UTC). Returns inclusive epoch milliseconds.
 pub fn parse_bound(s: &str, before: bool) -> Result<i64> {
@@ -220,71 +84,6 @@ pub fn parse_bound(s: &str, before: bool) -> Result<i64> {
     } else {
         t.timestamp_millis()
     })
-}
-
-/// The weights of the score components (all configurable, see `config::SETTINGS`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Weights {
-    pub relevance: f64,
-    pub lexical: f64,
-    pub similarity: f64,
-    pub recency: f64,
-    #[serde(rename = "type")]
-    pub kind: f64,
-    pub files: f64,
-    pub project: f64,
-    /// A record that answers the time the question asks or names ([`time`]).
-    pub time: f64,
-    pub half_life_days: f64,
-    pub rrf_k: f64,
-    pub tag_similarity: f32,
-    pub bm25_k1: f64,
-    pub bm25_b: f64,
-    #[serde(skip)]
-    pub type_weights: HashMap<String, f64>,
-}
-
-/// The declared defaults.
-impl Default for Weights {
-    fn default() -> Self {
-        Weights {
-            relevance: config::SEARCH_WEIGHT_RELEVANCE.default,
-            lexical: config::SEARCH_WEIGHT_LEXICAL.default,
-            similarity: config::SEARCH_WEIGHT_SIMILARITY.default,
-            recency: config::SEARCH_WEIGHT_RECENCY.default,
-            kind: config::SEARCH_WEIGHT_TYPE.default,
-            files: config::SEARCH_WEIGHT_FILES.default,
-            project: config::SEARCH_WEIGHT_PROJECT.default,
-            time: config::SEARCH_WEIGHT_TIME.default,
-            half_life_days: config::SEARCH_HALF_LIFE_DAYS.default,
-            rrf_k: config::SEARCH_RRF_K.default,
-            tag_similarity: config::SEARCH_TAG_SIMILARITY.default as f32,
-            bm25_k1: config::SEARCH_BM25_K1.default,
-            bm25_b: config::SEARCH_BM25_B.default,
-            type_weights: config::SEARCH_TYPE_WEIGHTS.defaults(),
-        }
-    }
-}
-
-impl Weights {
-    pub fn from_config(cfg: &Config) -> Result<Weights> {
-        Ok(Weights {
-            relevance: config::SEARCH_WEIGHT_RELEVANCE.get(cfg)?,
-            similarity: config::SEARCH_WEIGHT_SIMILARITY.get(cfg)?,
-            lexical: config::SEARCH_WEIGHT_LEXICAL.get(cfg)?,
-            recency: config::SEARCH_WEIGHT_RECENCY.get(cfg)?,
-            kind: config::SEARCH_WEIGHT_TYPE.get(cfg)?,
-            files: config::SEARCH_WEIGHT_FILES.get(cfg)?,
-            project: config::SEARCH_WEIGHT_PROJECT.get(cfg)?,
-            time: config::SEARCH_WEIGHT_TIME.get(cfg)?,
-            half_life_days: config::SEARCH_HALF_LIFE_DAYS.get(cfg)?,
-            rrf_k: config::SEARCH_RRF_K.get(cfg)?,
-            bm25_k1: config::SEARCH_BM25_K1.get(cfg)?,
-            bm25_b: config::SEARCH_BM25_B.get(cfg)?,
-            tag_similarity: config::SEARCH_TAG_SIMILARITY.get(cfg)? as f32,
-            type_weights: config::SEARCH_TYPE_WEIGHTS.get(cfg)?,
-        })
-    }
 }
 
 /// One search.
@@ -803,7 +602,7 @@ impl Searcher {
             &c.vector.iter().map(|x| x.1).collect::<Vec<_>>(),
         );
         let vector_weight = vector_weight * vector_share;
-        let fused = fuse(
+        let fused = fusion::fuse(
             &c.lexical,
             &c.vector,
             self.weights.rrf_k,
@@ -813,7 +612,7 @@ impl Searcher {
         let now_ms = self
             .now_ms
             .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
-        let signals = Signals {
+        let signals = fusion::Signals {
             lex_name: c.lex_name,
             lists: (if c.lexical.is_empty() {
                 0.0
@@ -836,7 +635,7 @@ impl Searcher {
             current_project: req.current_project.clone(),
             asked: time::asked(&req.text, now_ms),
         };
-        let mut scored = rank(fused, &c.docs, &signals, &self.weights);
+        let mut scored = fusion::rank(fused, &c.docs, &signals, &self.weights);
         if let Some(m) = req.min_score {
             scored.retain(|s| s.0 >= m);
         }
@@ -880,7 +679,7 @@ impl Searcher {
         };
         let vectors = if qvec.is_some() { self.vectors() } else { None };
         let allowed = match vectors {
-            Some(_) => req.filters.keys(&self.conn, &learned, self.bm25.as_ref())?,
+            Some(_) => filters::keys(&req.filters, &self.conn, &learned, self.bm25.as_ref())?,
             None => None,
         };
         // A narrow filter, or a small index, is compared whole: exact, and the same whatever
@@ -930,7 +729,7 @@ impl Searcher {
         keys.dedup();
         let docs: HashMap<u64, Doc> = crate::index::load_briefs(&self.conn, &keys)?
             .into_iter()
-            .filter(|d| req.filters.passes(d))
+            .filter(|d| filters::passes(&req.filters, d))
             .map(|d| (d.key, d))
             .collect();
         let lexical = lexical
@@ -1032,21 +831,14 @@ impl Searcher {
             .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" OR ");
-        let filter = f.store_filter();
         let k = if f.tags.is_empty() { k } else { k * 20 };
         Ok(
-            memkit_core::store::observations::fts(&self.conn, &expr, &filter, k)?
+            memkit_core::store::observations::fts(&self.conn, &expr, f, k)?
                 .into_iter()
                 .map(|(id, score)| (memkit_core::store::vector_key("observation", id), score))
                 .collect(),
         )
     }
-}
-
-fn ms_text(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The distinct words of a query (letters and digits), at most `max`.
@@ -1082,174 +874,6 @@ struct Candidates {
     mode: &'static str,
     /// The records that exist and pass the filters, by key.
     docs: HashMap<u64, Doc>,
-}
-
-/// One candidate after fusion: the RRF sum, its lexical rank and score, its vector rank.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Fused {
-    pub rrf: f64,
-    pub lexical_rank: Option<usize>,
-    pub lexical_score: Option<f64>,
-    pub vector_rank: Option<usize>,
-}
-
-/// Reciprocal rank fusion of two ranked lists (`rrf_k` is the usual k, 60), each list's votes
-/// weighted by its arm's weight in this query ([`fusion::arm_shares`],
-/// [`fusion::vector_weight`]).
-pub fn fuse(
-    lexical: &[(u64, f64)],
-    vector: &[(u64, f64)],
-    rrf_k: f64,
-    lexical_weight: f64,
-    vector_weight: f64,
-) -> HashMap<u64, Fused> {
-    let mut fused: HashMap<u64, Fused> = HashMap::new();
-    for (rank, (key, s)) in lexical.iter().enumerate() {
-        let e = fused.entry(*key).or_default();
-        e.rrf += lexical_weight / (rrf_k + rank as f64 + 1.0);
-        e.lexical_rank = Some(rank + 1);
-        e.lexical_score = Some(*s);
-    }
-    for (rank, (key, _)) in vector.iter().enumerate() {
-        let e = fused.entry(*key).or_default();
-        e.rrf += vector_weight / (rrf_k + rank as f64 + 1.0);
-        e.vector_rank = Some(rank + 1);
-    }
-    fused
-}
-
-/// What the score needs beyond the fused lists.
-pub struct Signals {
-    pub lex_name: Option<&'static str>,
-    /// The weights of the retrievers that returned anything (at least 1): relevance is scaled
-    /// by it, so that first in every list is 1.
-    pub lists: f64,
-    /// Each arm's weight in this query (0..=2: [`fusion::arm_shares`], the vector arm's times
-    /// [`fusion::vector_weight`]); the lexical match and the similarity are scaled by them too.
-    pub lexical_weight: f64,
-    pub vector_weight: f64,
-    /// The worst and the best lexical score among the candidates.
-    pub lex_min: f64,
-    pub lex_max: f64,
-    /// The best similarity among the candidates.
-    pub sim_max: f64,
-    /// Cosine similarity of each candidate to the query.
-    pub sims: HashMap<u64, f64>,
-    pub now_ms: i64,
-    pub files: Vec<String>,
-    pub current_project: Option<String>,
-    /// What the question asks about time.
-    pub asked: time::Asked,
-}
-
-/// Scores every fused candidate (the weighted sum `--explain` shows), best first; ties go to
-/// the smaller key so that a ranking is reproducible. Scores are rounded to 4 decimals.
-pub fn rank(
-    fused: HashMap<u64, Fused>,
-    docs: &HashMap<u64, Doc>,
-    sig: &Signals,
-    w: &Weights,
-) -> Vec<(f64, u64, Explain)> {
-    let rk = w.rrf_k;
-    let mut scored: Vec<(f64, u64, Explain)> = fused
-        .into_iter()
-        .map(|(key, f)| {
-            let d = &docs[&key];
-            let age_days = ((sig.now_ms - d.created_ms).max(0) as f64) / 86_400_000.0;
-            let mut e = Explain {
-                lexical: f.lexical_rank.and(sig.lex_name.map(str::to_string)),
-                lexical_rank: f.lexical_rank,
-                lexical_score: f.lexical_score,
-                vector_rank: f.vector_rank,
-                rrf: f.rrf,
-                relevance: f.rrf * (rk + 1.0) / sig.lists,
-                // Spread over the candidates' range: the weakest lexical candidate of the
-                // pool is 0, not still half the best (BM25 scores of a pool start far above 0),
-                // so a weak word match no longer outweighs a close vector. Measured against
-                // the share of the best on the three dev sets: nDCG@10 locomo-dev +.005,
-                // qmsum-val +.003, musique-100 -.002 (hybrid still .03 above its best arm).
-                lexical_match: spread(f.lexical_score, sig.lex_min, sig.lex_max)
-                    * sig.lexical_weight,
-                cosine: sig.sims.get(&key).copied().map(round4),
-                // Scaled by the best, as the lexical score is: cosines of a model crowd into
-                // a narrow band, and raw they would weigh less than BM25 everywhere.
-                similarity: share_of_best(sig.sims.get(&key).copied(), sig.sim_max)
-                    * sig.vector_weight,
-                lexical_weight: (f.lexical_rank.is_some() && sig.lexical_weight != 1.0)
-                    .then_some(round4(sig.lexical_weight)),
-                vector_weight: (sig.vector_weight != 1.0).then_some(round4(sig.vector_weight)),
-                recency: if w.half_life_days > 0.0 {
-                    0.5f64.powf(age_days / w.half_life_days)
-                } else {
-                    0.0
-                },
-                type_weight: w.type_weights.get(&d.kind).copied().unwrap_or(0.3),
-                files: file_overlap(&sig.files, &d.files),
-                same_project: match (&sig.current_project, &d.project) {
-                    (Some(c), Some(p)) if c == p => 1.0,
-                    _ => 0.0,
-                },
-                time: if sig.asked.any() {
-                    sig.asked.score(d.created_ms, &d.summary)
-                } else {
-                    0.0
-                },
-                score: 0.0,
-            };
-            e.score = w.relevance * e.relevance
-                + w.lexical * e.lexical_match
-                + w.similarity * e.similarity
-                + w.recency * e.recency
-                + w.kind * e.type_weight
-                + w.files * e.files
-                + w.project * e.same_project
-                + w.time * e.time;
-            (round4(e.score), key, e)
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-}
-
-/// A candidate's score placed between the worst and the best candidate's (0..=1; 1 when all
-/// are equal, 0 without a score).
-fn spread(score: Option<f64>, worst: f64, best: f64) -> f64 {
-    match score {
-        Some(s) if best > worst => ((s - worst) / (best - worst)).clamp(0.0, 1.0),
-        Some(_) => 1.0,
-        None => 0.0,
-    }
-}
-
-/// Rounded to 4 decimals, as scores are shown.
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
-
-/// A candidate's score as a share of the best candidate's (0..=1; 0 without one).
-fn share_of_best(score: Option<f64>, best: f64) -> f64 {
-    match score {
-        Some(s) if best > 0.0 => (s / best).clamp(0.0, 1.0),
-        _ => 0.0,
-    }
-}
-
-/// Fraction of `working` files that `touched` mentions (suffix match, so relative and
-/// absolute paths meet).
-pub fn file_overlap(working: &[String], touched: &[String]) -> f64 {
-    if working.is_empty() || touched.is_empty() {
-        return 0.0;
-    }
-    let same = |a: &str, b: &str| {
-        a == b
-            || (a.len() > b.len() && a.ends_with(b) && a[..a.len() - b.len()].ends_with('/'))
-            || (b.len() > a.len() && b.ends_with(a) && b[..b.len() - a.len()].ends_with('/'))
-    };
-    let n = working
-        .iter()
-        .filter(|w| !w.is_empty() && touched.iter().any(|t| same(t, w)))
-        .count();
-    n as f64 / working.len() as f64
 }
 
 /// The distinct terms `field`'s analyser makes of `text` (at most 32). A word the query repeats
@@ -1289,7 +913,7 @@ fn bm25_search(
     if lexical.is_empty() {
         return Ok(vec![]);
     }
-    let Some(filter) = bm25_filter(b, f) else {
+    let Some(filter) = filters::bm25_filter(b, f) else {
         return Ok(vec![]);
     };
     let searcher = b.reader.searcher();
@@ -1302,54 +926,6 @@ fn bm25_search(
         .filter(|(_, key)| *key != u64::MAX)
         .map(|(score, key)| (key, score as f64))
         .collect())
-}
-
-/// The filters as one tantivy query (`Some(None)`: none), `None` when nothing can pass.
-fn bm25_filter(b: &Bm25, f: &Filters) -> Option<Option<Box<dyn TantivyQuery>>> {
-    let fields = &b.fields;
-    let mut must: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
-    let any_of = |field, vals: &[String]| -> Box<dyn TantivyQuery> {
-        Box::new(BooleanQuery::new(
-            vals.iter()
-                .map(|v| {
-                    (
-                        Occur::Should,
-                        Box::new(TermQuery::new(
-                            Term::from_field_text(field, v),
-                            IndexRecordOption::Basic,
-                        )) as Box<dyn TantivyQuery>,
-                    )
-                })
-                .collect(),
-        ))
-    };
-    if let Some(ps) = &f.projects {
-        if ps.is_empty() {
-            return None;
-        }
-        must.push((Occur::Must, any_of(fields.project, ps)));
-    }
-    if !f.kinds.is_empty() {
-        must.push((Occur::Must, any_of(fields.kind, &f.kinds)));
-    }
-    if !f.tags.is_empty() {
-        must.push((Occur::Must, any_of(fields.tag, &f.tags)));
-    }
-    if let Some(s) = &f.session {
-        must.push((Occur::Must, any_of(fields.session, std::slice::from_ref(s))));
-    }
-    if f.after_ms.is_some() || f.before_ms.is_some() {
-        let lo = f
-            .after_ms
-            .map(|a| Bound::Included(Term::from_field_i64(fields.created, a)))
-            .unwrap_or(Bound::Unbounded);
-        let hi = f
-            .before_ms
-            .map(|a| Bound::Included(Term::from_field_i64(fields.created, a)))
-            .unwrap_or(Bound::Unbounded);
-        must.push((Occur::Must, Box::new(RangeQuery::new(lo, hi))));
-    }
-    Some((!must.is_empty()).then(|| Box::new(BooleanQuery::new(must)) as Box<dyn TantivyQuery>))
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -1402,101 +978,7 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
         concepts: full.then(|| d.concepts.clone()),
         tags: full.then(|| d.tags.clone()),
         files: full.then(|| d.files.clone()),
-        created_at: ms_text(d.created_ms),
+        created_at: memkit_core::store::ms_text(d.created_ms),
         explain: req.explain.then_some(e),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn doc(key: u64, kind: &str, days_old: i64, now_ms: i64) -> Doc {
-        Doc {
-            key,
-            source: "observation",
-            id: key as i64,
-            project: Some("/p".into()),
-            kind: kind.into(),
-            created_ms: now_ms - days_old * 86_400_000,
-            ..Doc::default()
-        }
-    }
-
-    #[test]
-    fn fusion_rewards_agreement_and_keeps_each_lists_rank() {
-        let lexical = [(1, 9.0), (2, 5.0), (3, 1.0)];
-        let vector = [(3, 0.9), (4, 0.8)];
-        let f = fuse(&lexical, &vector, 60.0, 1.0, 1.0);
-        assert_eq!(f.len(), 4);
-        // In both lists (ranks 3 and 1) beats first in one list only.
-        assert!(f[&3].rrf > f[&1].rrf);
-        assert_eq!(f[&3].lexical_rank, Some(3));
-        assert_eq!(f[&3].vector_rank, Some(1));
-        assert_eq!(f[&1].lexical_score, Some(9.0));
-        assert_eq!(f[&4].lexical_rank, None);
-    }
-
-    #[test]
-    fn ranking_weighs_each_signal_and_breaks_ties_by_key() {
-        let now = 1_800_000_000_000;
-        let docs: HashMap<u64, Doc> = [
-            doc(1, "change", 30, now),
-            doc(2, "change", 30, now),
-            doc(3, "decision", 0, now),
-        ]
-        .into_iter()
-        .map(|d| (d.key, d))
-        .collect();
-        let sig = Signals {
-            lex_name: Some("bm25"),
-            lists: 1.0,
-            lexical_weight: 1.0,
-            vector_weight: 1.0,
-            lex_min: 1.0,
-            lex_max: 4.0,
-            sim_max: 1.0,
-            sims: HashMap::new(),
-            now_ms: now,
-            files: vec![],
-            current_project: Some("/p".into()),
-            asked: time::Asked::default(),
-        };
-        let one = |rank: usize, score: f64| Fused {
-            rrf: 1.0 / (61.0 + rank as f64),
-            lexical_rank: Some(rank + 1),
-            lexical_score: Some(score),
-            vector_rank: None,
-        };
-        let mut fused = HashMap::new();
-        fused.insert(1, one(0, 4.0));
-        fused.insert(2, one(0, 4.0));
-        fused.insert(3, one(2, 2.0));
-        let w = Weights::default();
-        let got = rank(fused.clone(), &docs, &sig, &w);
-        let keys: Vec<u64> = got.iter().map(|g| g.1).collect();
-        // Equal records tie and the smaller key goes first.
-        assert_eq!(got[0].0, got[1].0);
-        assert_eq!(&keys[..2], &[1, 2]);
-        let e = &got[0].2;
-        assert_eq!(e.lexical.as_deref(), Some("bm25"));
-        assert_eq!(e.lexical_match, 1.0);
-        // Placed between the pool's weakest (1.0) and best (4.0) lexical score.
-        let third = got.iter().find(|g| g.1 == 3).unwrap();
-        assert!((third.2.lexical_match - 1.0 / 3.0).abs() < 1e-9);
-        assert_eq!(e.same_project, 1.0);
-        let sum = w.relevance * e.relevance
-            + w.lexical * e.lexical_match
-            + w.recency * e.recency
-            + w.kind * e.type_weight
-            + w.project * e.same_project;
-        assert!((e.score - sum).abs() < 1e-4);
-        // Recency and type alone lift the fresh decision above the older matches.
-        let w = Weights {
-            relevance: 0.0,
-            lexical: 0.0,
-            ..Weights::default()
-        };
-        assert_eq!(rank(fused, &docs, &sig, &w)[0].1, 3);
     }
 }
