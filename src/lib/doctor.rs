@@ -10,6 +10,7 @@ use rusqlite::Connection;
 
 use crate::config::{self, Config};
 use crate::install::hooks::{self, Hooks};
+use crate::notice::{Notice, Notices};
 use crate::{Result, store, tools};
 use memkit_eval::health::Health;
 
@@ -41,7 +42,7 @@ pub struct Report {
     /// One per check, in the order of [`Check::ALL`].
     pub verdicts: Vec<Verdict>,
     /// Said along the way (the pipeline after the fixes failed).
-    pub warnings: Vec<String>,
+    pub notices: Notices,
 }
 
 /// A fix's own failure, told in its check's detail.
@@ -299,7 +300,7 @@ pub fn run(home: &Path, cfg: &Config, fix: bool) -> Result<Option<Report>> {
     };
     let mut found = verdicts(home, cfg, &conn)?;
     drop(conn);
-    let mut warnings = Vec::new();
+    let mut notices = Notices::new();
     if fix && found.iter().any(|v| !v.ok) {
         let mut why: Vec<(Check, String)> = Vec::new();
         for v in found.iter().filter(|v| !v.ok) {
@@ -309,7 +310,7 @@ pub fn run(home: &Path, cfg: &Config, fix: bool) -> Result<Option<Report>> {
         }
         // What was queued or stored is compressed, embedded and indexed now.
         if let Err(e) = tools::run_quietly("mem", &["pipeline"])? {
-            warnings.push(e);
+            notices.push(Notice::Warn(e));
         }
         let conn = store::open(&db)?;
         let after = verdicts(home, cfg, &conn)?;
@@ -326,6 +327,6 @@ pub fn run(home: &Path, cfg: &Config, fix: bool) -> Result<Option<Report>> {
     }
     Ok(Some(Report {
         verdicts: found,
-        warnings,
+        notices,
     }))
 }

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 
 use crate::config::{self, Config};
 use crate::embed;
+use crate::notice::{Notice, Notices};
 use crate::store::retention::{self, Pruned};
 use crate::store::{self, embeddings};
 use crate::{Context, Error, Home, Result};
@@ -41,7 +42,7 @@ pub struct Run {
     pub size_before: u64,
     pub size_after: u64,
     /// What was kept for a reason worth telling.
-    pub warnings: Vec<String>,
+    pub notices: Notices,
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -81,14 +82,14 @@ pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
     let conn = store::open(&work)?;
     let now = opts.now;
     let days = |n: u32| stamp(now - Duration::days(i64::from(n)));
-    let mut warnings = Vec::new();
+    let mut notices = Notices::new();
     let mut kinds = vec![
         store::write_tx(&conn, |c| retention::raw_responses(c, &days(opts.raw_days)))?,
         store::write_tx(&conn, |c| retention::events(c, &days(opts.log_days)))?,
     ];
     let hint = config::EMBED_MODEL.get(cfg);
     kinds.push(store::write_tx(&conn, |c| {
-        cache(c, opts.cache_days, hint.as_deref(), &mut warnings)
+        cache(c, opts.cache_days, hint.as_deref(), &mut notices)
     })?);
     let log_cutoff = SystemTime::from(now - Duration::days(i64::from(opts.log_days)));
     kinds.push(retention::log_files(
@@ -119,18 +120,18 @@ pub fn run(home: &Path, cfg: &Config, opts: &Options) -> Result<Option<Run>> {
         vacuum,
         size_before,
         size_after: retention::db_size(&work),
-        warnings,
+        notices,
     }))
 }
 
 /// Embedding cache entries unused for `days` that back no current vector of the model in use
 /// (the one with the most vectors), as mem-embed prunes them. When the model cannot be had,
-/// nothing goes and `warnings` says why.
+/// nothing goes and `notices` says why.
 fn cache(
     conn: &Connection,
     days: u32,
     hint: Option<&str>,
-    warnings: &mut Vec<String>,
+    notices: &mut Notices,
 ) -> Result<Pruned> {
     let cols = ["model", "text_hash", "vector", "created_at", "last_used_at"];
     let mut in_use: Option<(String, usize, usize)> = None;
@@ -152,9 +153,9 @@ fn cache(
             match found.and_then(|(_, m)| embed::store::pending(conn, &m, *dim)) {
                 Ok(owners) => Some((model.as_str(), *dim, owners.hashes)),
                 Err(e) => {
-                    warnings.push(format!(
+                    notices.push(Notice::warn(format!(
                         "embedding cache kept: cannot tell which entries model {model} uses: {e}"
-                    ));
+                    )));
                     None
                 }
             }

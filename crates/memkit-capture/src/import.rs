@@ -18,6 +18,7 @@ use crate as capture;
 use crate::transcript::{self, Parsed};
 use crate::{Policy, Stored};
 use memkit_core::config::Config;
+use memkit_core::notice::Notice;
 use memkit_core::project;
 use memkit_core::record::Session;
 use memkit_core::store::{self, imports};
@@ -39,8 +40,8 @@ pub enum Progress {
     Start { files: usize, bytes: u64 },
     /// A file was stored: its bytes.
     Stored(u64),
-    /// A line of a transcript was skipped.
-    BadLine(Error),
+    /// A line of a transcript was skipped: the warning naming it.
+    BadLine(Notice),
 }
 
 /// What an import did.
@@ -120,11 +121,11 @@ pub fn run(
         for (files, parsed) in rx {
             for (mut p, f) in parsed?.into_iter().zip(files) {
                 for bl in &p.bad_lines {
-                    on(Progress::BadLine(Error::input(
+                    on(Progress::BadLine(Notice::warn(Error::input(
                         p.path.display().to_string(),
                         Some(bl.line),
                         &bl.msg,
-                    )));
+                    ))));
                     run.bad += 1;
                 }
                 run.owners(&p);

@@ -44,9 +44,7 @@ pub fn run(fix_them: bool, io: &mut Io) -> Result<Outcome> {
     let Some(report) = crate::doctor::run(&home, &cfg, fix_them)? else {
         return Ok(io.no_memories(&cfg.home.db()));
     };
-    for w in &report.warnings {
-        io.warn(w);
-    }
+    io.notices(&report.notices);
     let found: Vec<Check> = report.verdicts.into_iter().map(Check::from).collect();
     io.listing(&found, &["check", "ok", "detail", "fix", "fixed"])?;
     let healthy = found.iter().all(|c| c.ok || c.fixed == Some(true));

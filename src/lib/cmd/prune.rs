@@ -104,9 +104,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let Some(run) = crate::prune::run(&home, &cfg, &opts)? else {
         return Ok(io.no_memories(&cfg.home.db()));
     };
-    for w in &run.warnings {
-        io.warn(w);
-    }
+    io.notices(&run.notices);
     io.info(format!("vacuum: {}", run.vacuum));
     let mut recs: Vec<Pruned> = run
         .kinds

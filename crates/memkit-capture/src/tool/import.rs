@@ -38,7 +38,7 @@ pub(super) fn run(
                 b.inc(bytes);
             }
         }
-        Progress::BadLine(e) => io.warn(e),
+        Progress::BadLine(n) => io.notice(&n),
     });
     let done = done?;
     if let Some(b) = bar {
