@@ -14,6 +14,7 @@ pub mod home;
 pub mod hook;
 pub mod ids;
 pub mod log;
+pub mod programs;
 pub mod project;
 pub mod recall;
 pub mod record;

@@ -15,7 +15,7 @@ mod batch;
 mod details;
 use details::DETAILS;
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-search",
     command: || Args::command(),
     details: DETAILS,

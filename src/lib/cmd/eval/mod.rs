@@ -24,7 +24,7 @@ pub use health::HealthArgs;
 pub use recall::RecallArgs;
 pub use retrieval::RetrievalArgs;
 
-pub const TOOL: crate::cmd::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-eval",
     command: || Args::command(),
     details: DETAILS,
