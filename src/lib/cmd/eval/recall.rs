@@ -50,7 +50,7 @@ pub fn run(a: RecallArgs, io: &mut Io) -> Result<Outcome> {
         io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
     }
     let overall: Vec<_> = out.reports.iter().filter(|r| r.project == "all").collect();
-    super::record_figures(io, "recall", &overall);
+    super::shared::record_figures(io, "recall", &overall);
     io.listing(
         &out.reports,
         &[
