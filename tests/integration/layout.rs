@@ -518,6 +518,7 @@ fn no_crate_has_an_import_circle() {
                 }
             }
         }
+        let mut said = BTreeSet::new();
         for (group, cycle) in cycles(&edges) {
             let group: Vec<String> = group.iter().map(|m| m.join("::")).collect();
             if let Some(i) = OLDER_CIRCLES
@@ -531,17 +532,17 @@ fn no_crate_has_an_import_circle() {
             for (i, a) in cycle.iter().enumerate() {
                 let b = &cycle[(i + 1) % cycle.len()];
                 hops.push(format!(
-                    "  {} -> {} ({})",
+                    "{} {} -> {} ({})",
+                    if i == 0 { "  -" } else { "   " },
                     a.join("::"),
                     b.join("::"),
                     edges[a][b]
                 ));
             }
-            circles.push(format!(
-                "{name} (group: {}):\n{}",
-                group.join(", "),
-                hops.join("\n")
-            ));
+            if said.insert(group.clone()) {
+                circles.push(format!("{name}, among {}:", group.join(", ")));
+            }
+            circles.push(hops.join("\n"));
         }
     }
     assert!(
