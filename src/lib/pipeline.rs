@@ -335,13 +335,14 @@ pub fn detach(home: &Path, exe: &Path, arg0: &std::ffi::OsStr, args: &[&str]) ->
 }
 
 /// Where the pipeline looks for its stages before PATH: beside mem (the directory it was run
-/// from, then the one it is in), then MEM_BIN_DIR.
+/// from), then MEM_BIN_DIR.
 fn tool_dirs(home: &Path) -> Vec<PathBuf> {
     let cfg =
         crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
-    let mut dirs = programs::beside();
-    dirs.extend(crate::config::BIN_DIR.get(&cfg).map(PathBuf::from));
-    dirs
+    programs::beside()
+        .into_iter()
+        .chain(crate::config::BIN_DIR.get(&cfg).map(PathBuf::from))
+        .collect()
 }
 
 /// `mem pipeline --detach`: starts a detached run of the running `mem`. A run that cannot start

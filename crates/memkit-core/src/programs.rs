@@ -1,8 +1,7 @@
 //! Where memkit's other programs are, for a program that runs one: beside the running program
-//! (first the directory it was started from, symlinks kept, then the one its file is in), then on
-//! PATH. One place, so that `mem TOOL`, `mem help`, `mem doctor --fix`, the pipeline's stages,
-//! the `mem pipeline` mem-capture and mem-mcp start and mem-eval's recall hook all find the same
-//! program.
+//! (in the directory it was started from, symlinks kept), then on PATH. One place, so that
+//! `mem TOOL`, `mem help`, `mem doctor --fix`, the pipeline's stages, the `mem pipeline`
+//! mem-capture and mem-mcp start and mem-eval's recall hook all find the same program.
 
 use std::path::{Path, PathBuf};
 
@@ -24,15 +23,13 @@ pub fn exe_dir() -> Option<PathBuf> {
         .and_then(|e| e.parent().map(Path::to_path_buf))
 }
 
-/// The directories beside the running program, in the order they are looked in: the one it was
-/// started from, then the one its file is in (once when they are the same).
-pub fn beside() -> Vec<PathBuf> {
-    let started = invoked_path().and_then(|p| p.parent().map(Path::to_path_buf));
-    let mut dirs: Vec<PathBuf> = started.into_iter().collect();
-    if let Some(d) = exe_dir().filter(|d| !dirs.contains(d)) {
-        dirs.push(d);
-    }
-    dirs
+/// The directory beside the running program: the one it was started from, symlinks kept (a
+/// directory of links to some of the tools holds the tools to run), else, when it was started
+/// by a bare name looked up on PATH, the one its file is in.
+pub fn beside() -> Option<PathBuf> {
+    invoked_path()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .or_else(exe_dir)
 }
 
 /// The directories of PATH, in order.
@@ -64,15 +61,14 @@ pub fn find_in(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
 
 /// Program `name` beside the running program, else on PATH.
 pub fn find(name: &str) -> Option<PathBuf> {
-    find_in(name, &beside())
+    find_in(name, beside().as_slice())
 }
 
 /// What to run for program `name`: the one beside the running program, else the bare name,
 /// which the system looks up on PATH when it runs (and an error then names as asked).
 pub fn command(name: &str) -> PathBuf {
     beside()
-        .iter()
-        .find_map(|d| in_dir(d, name))
+        .and_then(|d| in_dir(&d, name))
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
@@ -102,7 +98,10 @@ mod tests {
     fn the_running_program_is_beside_itself() {
         let exe = std::env::current_exe().unwrap();
         let name = exe.file_name().unwrap().to_str().unwrap();
-        assert!(beside().contains(&exe_dir().unwrap()));
+        assert_eq!(
+            beside().map(|d| d.canonicalize().unwrap()),
+            exe_dir().map(|d| d.canonicalize().unwrap())
+        );
         assert_eq!(
             find(name).map(|p| p.canonicalize().unwrap()),
             Some(exe.canonicalize().unwrap())
