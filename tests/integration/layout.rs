@@ -581,6 +581,10 @@ const OLDER_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("memkit-core", &["cli", "cli::input"]),
+    (
+        "memkit-core",
+        &["config", "config::kinds", "config::settings"],
+    ),
     ("memkit-search", &["embed", "embed::install"]),
     (
         "memkit-search",
