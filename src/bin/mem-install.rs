@@ -1,3 +1,5 @@
 fn main() {
-    memkit::cli::main("mem-install", memkit::cmd::install::run)
+    memkit::cli::main("mem-install", |args, io| {
+        memkit::cmd::install::run(args, io, memkit::cmd::ALL)
+    })
 }

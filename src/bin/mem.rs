@@ -1,3 +1,5 @@
 fn main() {
-    memkit::cli::main("mem", memkit::cmd::mem::run)
+    memkit::cli::main("mem", |args, io| {
+        memkit::cmd::mem::run(args, io, memkit::cmd::ALL)
+    })
 }

@@ -23,8 +23,8 @@ pub use memkit_compress as compress;
 pub use memkit_compress::llm;
 pub use memkit_context as context;
 pub use memkit_core::{
-    Context, Error, Home, Result, cli, config, error, errsig, hook, ids, notice, project, record,
-    store, tokens,
+    Context, Error, Home, Result, cli, config, error, errsig, hook, ids, notice, programs, project,
+    record, store, tokens,
 };
 pub use memkit_search::{embed, index, search};
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::{Error, Home, Result};
+use crate::{Error, Home, Result, programs};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
 pub const STAGES: &[&str] = &[
@@ -46,28 +46,11 @@ pub struct Stage {
     pub path: PathBuf,
 }
 
-/// `name` in the first of `dirs` that has it, else on PATH.
-pub fn find_tool(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
-    let path_dirs = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    dirs.iter()
-        .chain(path_dirs.iter())
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// The stages found in `dirs` (then PATH); an error when mem-compress is not among them.
 pub fn stages(dirs: &[PathBuf]) -> Result<Vec<Stage>> {
     let found: Vec<Stage> = STAGES
         .iter()
-        .filter_map(|name| find_tool(name, dirs).map(|path| Stage { name, path }))
+        .filter_map(|name| programs::find_in(name, dirs).map(|path| Stage { name, path }))
         .collect();
     if found.first().is_none_or(|s| s.name != "mem-compress") {
         let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -153,14 +136,14 @@ pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Resul
     Ok(Ran::Done { rounds, failed })
 }
 
-/// Copies the WAL into mem.db (under the lock, so no other run's writes compete): hooks skip
-/// that on close, and until it happens the latest captures exist only in mem.db-wal.
 /// Runs mem-prune (found beside mem-compress) once a day: the database records when it last ran.
 fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
-    let path = compress.with_file_name("mem-prune");
-    if !is_executable(&path) {
+    let Some(path) = compress
+        .parent()
+        .and_then(|d| programs::in_dir(d, "mem-prune"))
+    else {
         return;
-    }
+    };
     let due = crate::store::open_if_present(&Home::new(home).db()).and_then(|c| match c {
         Some(c) => crate::store::retention::prune_due(&c, chrono::Utc::now()),
         None => Ok(false),
@@ -226,6 +209,8 @@ pub fn wait_lock(home: &Path, who: &str) -> Result<File> {
     }
 }
 
+/// Copies the WAL into mem.db (under the lock, so no other run's writes compete): hooks skip
+/// that on close, and until it happens the latest captures exist only in mem.db-wal.
 fn checkpoint(home: &Path, report: &mut dyn FnMut(&str)) {
     let db = Home::new(home).db();
     if !db.exists() {
@@ -349,25 +334,12 @@ pub fn detach(home: &Path, exe: &Path, arg0: &std::ffi::OsStr, args: &[&str]) ->
     Ok(())
 }
 
-/// The path this binary was started by, made absolute, when it was started by a path rather
-/// than a bare name looked up on PATH. Unlike `current_exe` it keeps symlinks: a bin directory
-/// of links to the tools is where the other tools are.
-fn invoked_path() -> Option<PathBuf> {
-    let p = PathBuf::from(std::env::args_os().next()?);
-    (p.components().count() > 1)
-        .then(|| std::path::absolute(&p).ok())
-        .flatten()
-}
-
-/// Where the pipeline looks for its stages before PATH: the directory mem was run from (else
-/// the one it is in), then MEM_BIN_DIR.
+/// Where the pipeline looks for its stages before PATH: beside mem (the directory it was run
+/// from), then MEM_BIN_DIR.
 fn tool_dirs(home: &Path) -> Vec<PathBuf> {
-    let beside = invoked_path()
-        .or_else(|| std::env::current_exe().ok())
-        .and_then(|p| p.parent().map(Path::to_path_buf));
     let cfg =
         crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
-    beside
+    programs::beside()
         .into_iter()
         .chain(crate::config::BIN_DIR.get(&cfg).map(PathBuf::from))
         .collect()
@@ -379,7 +351,7 @@ pub fn start_detached(home: &Path) -> std::result::Result<(), String> {
     std::env::current_exe()
         .map_err(Error::from)
         .and_then(|exe| {
-            let arg0 = invoked_path().unwrap_or_else(|| PathBuf::from("mem"));
+            let arg0 = programs::invoked_path().unwrap_or_else(|| PathBuf::from("mem"));
             detach(home, &exe, arg0.as_os_str(), &["pipeline", "--detached"])
         })
         .map_err(|e| {

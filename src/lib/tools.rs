@@ -1,33 +1,21 @@
-//! memkit's other programs, as `mem` and `mem doctor` find and run them: beside the running
-//! binary first, then on PATH.
+//! memkit's other programs, as `mem` and `mem doctor` run them, found by
+//! [`memkit_core::programs`]: beside the running binary first, then on PATH.
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::cli::Outcome;
-use crate::pipeline::find_tool;
-use crate::{Error, Result};
-
-/// Where a tool's binary is: beside this executable, else on PATH.
-pub fn locate(name: &str) -> Option<PathBuf> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf));
-    find_tool(name, &beside.into_iter().collect::<Vec<_>>())
-}
+use crate::{Error, Result, programs};
 
 /// The directory of the running `mem`, where its sibling tools are.
 pub fn bin_dir() -> Result<PathBuf> {
-    std::env::current_exe()?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| Error::other("cannot tell where mem runs from"))
+    programs::exe_dir().ok_or_else(|| Error::other("cannot tell where mem runs from"))
 }
 
 /// Runs a sibling tool quietly; its stderr is kept for the report.
 pub fn run_quietly(name: &str, args: &[&str]) -> Result<std::result::Result<(), String>> {
-    let out = Command::new(bin_dir()?.join(name))
+    let out = Command::new(programs::command(name))
         .args(args)
         .arg("-q")
         .stdin(std::process::Stdio::null())
@@ -44,9 +32,9 @@ pub fn run_quietly(name: &str, args: &[&str]) -> Result<std::result::Result<(), 
     })
 }
 
-/// Replaces this process with tool `name` (found by [`locate`]) run with `args`.
+/// Replaces this process with tool `name` (found by [`programs::find`]) run with `args`.
 pub fn exec(name: &str, args: &[String]) -> Result<Outcome> {
-    let Some(path) = locate(name) else {
+    let Some(path) = programs::find(name) else {
         return Err(Error::Usage(format!(
             "unknown tool '{}': `mem help` lists the installed ones",
             name.trim_start_matches("mem-")

@@ -276,23 +276,90 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// `crate::…` and `super::…` paths in blanked code, `use` groups expanded: (offset, segments).
-fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
-    let start = Regex::new(r"\b(crate|super)::").unwrap();
+/// A path as written in blanked code, from its first segment (`a::b::c` once, never `b::c`
+/// again); a `use` tree gives one per member, each with the name it brings into scope (its `as`
+/// alias, else its last segment) and the block that name is seen in.
+struct Written {
+    at: usize,
+    segs: Vec<String>,
+    binds: Option<(String, std::ops::Range<usize>)>,
+}
+
+/// Every path in blanked code (see [`Written`]).
+fn paths(code: &str) -> Vec<Written> {
+    let start = Regex::new(r"\b[A-Za-z_]\w*\s*::").unwrap();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = Vec::new();
+    let mut done = 0;
     for m in start.find_iter(code) {
-        if code[..m.start()].ends_with('$') {
-            continue; // $crate in a macro
+        let before = code[..m.start()].trim_end();
+        // A later segment of a path already read, `$crate` in a macro, or `::std::…`.
+        if m.start() < done || before.ends_with("::") || before.ends_with('$') {
+            continue;
         }
+        let is_use = before
+            .strip_suffix("use")
+            .is_some_and(|s| !s.ends_with(is_word));
         let mut acc = Vec::new();
-        expand(&code[m.start()..], &mut Vec::new(), &mut acc);
-        out.extend(acc.into_iter().map(|p| (m.start(), p)));
+        done = m.start() + expand(&code[m.start()..], &mut Vec::new(), &mut acc);
+        let scope = is_use.then(|| block_around(code.as_bytes(), m.start()));
+        for (segs, alias) in acc {
+            let binds = scope.clone().and_then(|scope| {
+                let mut named = segs.iter().rev().filter(|s| *s != "self");
+                let name = alias.or_else(|| named.next().cloned())?;
+                (name != "*" && name != "_").then_some((name, scope))
+            });
+            out.push(Written {
+                at: m.start(),
+                segs,
+                binds,
+            });
+        }
     }
     out
 }
 
-/// Reads one path from the start of `s` (a `{…}` group expands into one path per member).
-fn expand(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+/// The innermost `{…}` around `at` in blanked code: the whole file at its top level.
+fn block_around(code: &[u8], at: usize) -> std::ops::Range<usize> {
+    let mut depth = 0usize;
+    let mut open = None;
+    for i in (0..at).rev() {
+        match code[i] {
+            b'}' => depth += 1,
+            b'{' if depth == 0 => {
+                open = Some(i);
+                break;
+            }
+            b'{' => depth -= 1,
+            _ => {}
+        }
+    }
+    let Some(open) = open else {
+        return 0..code.len();
+    };
+    let mut depth = 0usize;
+    for (i, c) in code.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open..i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    open..code.len()
+}
+
+/// Reads one path from the start of `s` (a `{…}` group expands into one path per member), with
+/// the name `as` gives it.
+fn expand(
+    s: &str,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) -> usize {
     let b = s.as_bytes();
     let mut i = 0;
     let base = prefix.len();
@@ -326,6 +393,11 @@ fn expand(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usiz
             prefix.truncate(base);
             return i;
         }
+        if b.get(i) == Some(&b'*') {
+            prefix.push("*".to_string());
+            i += 1;
+            break;
+        }
         let w = s[i..]
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .map_or(s.len() - i, |n| n);
@@ -340,39 +412,91 @@ fn expand(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usiz
             break;
         }
     }
+    let mut alias = None;
+    let rest = s[i..].trim_start();
+    if let Some(after) = rest.strip_prefix("as")
+        && after.starts_with(char::is_whitespace)
+    {
+        let name = after.trim_start();
+        let n = name
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(name.len());
+        if n > 0 {
+            alias = Some(name[..n].to_string());
+            i = s.len() - name.len() + n;
+        }
+    }
     if prefix.len() > base {
-        out.push(prefix.clone());
+        out.push((prefix.clone(), alias));
     }
     prefix.truncate(base);
     i
 }
 
+/// What path `segs`, written at `at` in module `m`, names in its crate, from the crate's top:
+/// through `crate`, `super` and `self`, a module of `m`'s own (`mem::TOOL` in `cmd` names
+/// `cmd::mem`), or a name one of the file's `use`s brought into scope there. None for another
+/// crate's path (or anything else not the crate's).
+fn resolve(
+    m: &[String],
+    modules: &BTreeSet<Vec<String>>,
+    uses: &[&Written],
+    segs: &[String],
+    at: usize,
+    depth: usize,
+) -> Option<Vec<String>> {
+    let first = segs.first()?;
+    let (mut target, rest) = match first.as_str() {
+        "crate" => (Vec::new(), &segs[1..]),
+        "self" => (m.to_vec(), &segs[1..]),
+        "super" => {
+            let ups = segs.iter().take_while(|s| *s == "super").count();
+            (m[..m.len().saturating_sub(ups)].to_vec(), &segs[ups..])
+        }
+        name => {
+            // The innermost `use` that binds `name` where the path is (not the path's own).
+            let bound = uses
+                .iter()
+                .filter_map(|u| u.binds.as_ref().map(|(n, scope)| (u, n, scope)))
+                .filter(|(u, n, scope)| *n == name && scope.contains(&at) && u.at != at)
+                .max_by_key(|(_, _, scope)| scope.start);
+            let child = [m, &[name.to_string()]].concat();
+            match bound {
+                Some(_) if depth > 8 => return None,
+                Some((u, ..)) => (
+                    resolve(m, modules, uses, &u.segs, u.at, depth + 1)?,
+                    &segs[1..],
+                ),
+                None if modules.contains(&child) => (child, &segs[1..]),
+                None => return None,
+            }
+        }
+    };
+    target.extend(rest.iter().filter(|s| *s != "self").cloned());
+    Some(target)
+}
+
 #[test]
 fn no_crate_has_an_import_circle() {
     let mut circles = Vec::new();
+    let mut older_seen = BTreeSet::new();
     for (name, src) in crate_roots() {
         let files = sources(&src);
         let modules: BTreeMap<Vec<String>, &Source> = files
             .iter()
             .map(|f| (module_of(&src, &f.path), f))
             .collect();
+        let names: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
         // module -> module it names -> where, first
         let mut edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
         for (m, f) in &modules {
             let code = String::from_utf8_lossy(&f.code);
-            for (at, p) in paths(&code) {
-                let mut target: Vec<String> = Vec::new();
-                let mut segs = p.iter().peekable();
-                if segs.peek().map(|s| s.as_str()) == Some("crate") {
-                    segs.next();
-                } else {
-                    target = m.clone();
-                    while segs.peek().map(|s| s.as_str()) == Some("super") {
-                        segs.next();
-                        target.pop();
-                    }
-                }
-                target.extend(segs.cloned());
+            let written = paths(&code);
+            let uses: Vec<&Written> = written.iter().filter(|w| w.binds.is_some()).collect();
+            for w in &written {
+                let Some(mut target) = resolve(m, &names, &uses, &w.segs, w.at, 0) else {
+                    continue;
+                };
                 // The longest prefix that is a file of the crate.
                 while !modules.contains_key(&target) {
                     target.pop();
@@ -388,24 +512,37 @@ fn no_crate_has_an_import_circle() {
                             format!(
                                 "{}:{}",
                                 f.path.strip_prefix(root()).unwrap().display(),
-                                f.line(at)
+                                f.line(w.at)
                             )
                         });
                 }
             }
         }
-        for cycle in cycles(&edges) {
+        let mut said = BTreeSet::new();
+        for (group, cycle) in cycles(&edges) {
+            let group: Vec<String> = group.iter().map(|m| m.join("::")).collect();
+            if let Some(i) = OLDER_CIRCLES
+                .iter()
+                .position(|(c, g)| *c == name && *g == group)
+            {
+                older_seen.insert(i);
+                continue;
+            }
             let mut hops = Vec::new();
             for (i, a) in cycle.iter().enumerate() {
                 let b = &cycle[(i + 1) % cycle.len()];
                 hops.push(format!(
-                    "  {} -> {} ({})",
+                    "{} {} -> {} ({})",
+                    if i == 0 { "  -" } else { "   " },
                     a.join("::"),
                     b.join("::"),
                     edges[a][b]
                 ));
             }
-            circles.push(format!("{name}:\n{}", hops.join("\n")));
+            if said.insert(group.clone()) {
+                circles.push(format!("{name}, among {}:", group.join(", ")));
+            }
+            circles.push(hops.join("\n"));
         }
     }
     assert!(
@@ -413,10 +550,55 @@ fn no_crate_has_an_import_circle() {
         "import circles (move what both sides use into a module below them):\n{}",
         circles.join("\n")
     );
+    let gone: Vec<String> = (0..OLDER_CIRCLES.len())
+        .filter(|i| !older_seen.contains(i))
+        .map(|i| format!("{}: {}", OLDER_CIRCLES[i].0, OLDER_CIRCLES[i].1.join(", ")))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "these older circles are gone or changed: take them off OLDER_CIRCLES (or list what is left):\n{}",
+        gone.join("\n")
+    );
 }
 
-/// One circle through each strongly connected group of modules.
-fn cycles(edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>) -> Vec<Vec<Vec<String>>> {
+/// Circles that were there when the rule learned to follow paths relative to a module (a child
+/// module by name, `self::`, a `use`d module), not taken apart yet: (crate, the modules of one
+/// strongly connected group, sorted). Each is a module whose files take from it while it takes
+/// from them. None may be added; a group that changes or goes must change or leave here.
+const OLDER_CIRCLES: &[(&str, &[&str])] = &[
+    (
+        "memkit-capture",
+        &[
+            "redact",
+            "redact::assign",
+            "redact::commands",
+            "redact::entropy",
+            "redact::keys",
+            "redact::kinds",
+            "redact::prose",
+            "redact::tokens",
+            "redact::urls",
+        ],
+    ),
+    ("memkit-core", &["cli", "cli::input"]),
+    (
+        "memkit-core",
+        &["config", "config::kinds", "config::settings"],
+    ),
+    ("memkit-search", &["embed", "embed::install"]),
+    (
+        "memkit-search",
+        &["index", "index::bm25", "index::flat", "index::vectors"],
+    ),
+    ("memkit-search", &["search", "search::rerank"]),
+];
+
+/// Circles through every module that is on one, each with its strongly connected group (the
+/// modules that reach it and that it reaches).
+#[allow(clippy::type_complexity)]
+fn cycles(
+    edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>,
+) -> Vec<(BTreeSet<Vec<String>>, Vec<Vec<String>>)> {
     type M = Vec<String>;
     let reach = |from: &M| -> BTreeMap<M, M> {
         // Breadth-first from `from`: each module reached, with the one it was reached from.
@@ -454,7 +636,12 @@ fn cycles(edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>) -> Vec<V
         for p in &path {
             done.insert(p.clone());
         }
-        out.push(path);
+        let group = prev
+            .keys()
+            .filter(|n| reach(n).contains_key(m))
+            .cloned()
+            .collect();
+        out.push((group, path));
     }
     out
 }

@@ -16,6 +16,7 @@ pub mod hook;
 pub mod ids;
 pub mod log;
 pub mod notice;
+pub mod programs;
 pub mod project;
 pub mod recall;
 pub mod record;

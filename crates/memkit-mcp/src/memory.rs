@@ -573,12 +573,7 @@ fn line(o: &Observation) -> Value {
 
 /// `mem pipeline --detach` beside this binary (or on PATH); false when there is none.
 fn start_pipeline() -> bool {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("mem")))
-        .filter(|p| p.is_file());
-    let mem = beside.unwrap_or_else(|| PathBuf::from("mem"));
-    std::process::Command::new(mem)
+    std::process::Command::new(memkit_core::programs::command("mem"))
         .args(["pipeline", "--detach"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use memkit_core::{Error, Result};
+use memkit_core::{Error, Result, programs};
 
 /// The server's name in `mcpServers`: Claude Code calls its tools `mcp__memkit__search`, ….
 pub const NAME: &str = "memkit";
@@ -116,7 +116,7 @@ pub fn install(
 ) -> Result<Option<String>> {
     let file = config_file(home, project_root);
     let command = bin_dir.join("mem-mcp");
-    if !remove && !command.is_file() {
+    if !remove && !programs::is_program(&command) {
         return Err(Error::Usage(format!(
             "{} does not exist: build it (cargo build --bins) or use --bin-dir",
             command.display()
@@ -174,13 +174,12 @@ pub fn registrations(home: &Path, project_root: Option<&Path>) -> Vec<Registrati
     out
 }
 
-/// A command that names a file that exists, or a bare name found on PATH.
+/// A command that names a program, or a bare name found on PATH.
 fn runnable(command: &str) -> bool {
     if command.contains('/') {
-        return Path::new(command).is_file();
+        return programs::is_program(Path::new(command));
     }
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file()))
+    programs::find_in(command, &[]).is_some()
 }
 
 #[cfg(test)]

@@ -360,17 +360,6 @@ pub fn insert(conn: &mut Connection, obs: &[Obs]) -> Result<Vec<i64>> {
 const BULK_ROWS: usize = 20_000;
 const BULK_CACHE: &str = "PRAGMA cache_size=-262144";
 
-/// The text a document embedding is made from.
-pub fn embed_text_of(o: &Obs) -> String {
-    format!(
-        "{}\n{}\n{}\n{}",
-        o.title,
-        o.summary,
-        o.facts.join("\n"),
-        o.concepts.join(" ")
-    )
-}
-
 fn stem(w: &str) -> &str {
     for suf in ["ing", "ed", "es", "s"] {
         if w.len() > suf.len() + 3

@@ -15,7 +15,7 @@ use crate::{Result, store};
 use memkit_codemap::files;
 use memkit_codemap::records::{self, DiffRecord, EdgeRecord, FunctionRecord, Printed};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-ast",
     command: || Args::command(),
     details: DETAILS,

@@ -15,7 +15,7 @@ use crate::llm::{Backend, Kind};
 use crate::record::{Capture, Observation};
 use crate::store::{self, queue};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-compress",
     command: || Args::command(),
     details: DETAILS,

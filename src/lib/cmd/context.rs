@@ -14,7 +14,7 @@ use crate::{Result, project, store};
 mod details;
 use details::DETAILS;
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-context",
     command: || Args::command(),
     details: DETAILS,
@@ -152,7 +152,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         dir,
         project: pr,
     } = a;
-    let wait = store::Wait::Until(std::time::Instant::now() + super::capture::HOOK_WAIT);
+    let wait = store::Wait::Until(std::time::Instant::now() + crate::capture::tool::HOOK_WAIT);
     let is_prompt = args.prompt.is_some() || event == "UserPromptSubmit";
     let prompt = if is_prompt {
         Some(

@@ -15,7 +15,7 @@ use crate::record::Summary;
 use crate::render;
 use crate::{Error, Result, store};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-embed",
     command: || Args::command(),
     details: DETAILS,

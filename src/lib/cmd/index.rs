@@ -11,7 +11,7 @@ use crate::record::{IndexReport, Summary};
 use crate::store;
 use crate::{Context, Error, Result};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-index",
     command: || Args::command(),
     details: DETAILS,

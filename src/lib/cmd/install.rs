@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 
-use crate::cli::{Common, Io, Outcome};
+use crate::cli::{Common, Io, Outcome, Tool};
 use crate::install::{self, DocsDone, Done, Request};
 use crate::{Error, Result};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-install",
     command: || Args::command(),
     details: DETAILS,
@@ -118,7 +118,9 @@ fn settings_path(args: &Args) -> Result<PathBuf> {
     Ok(Path::new(&home).join(".claude/settings.json"))
 }
 
-pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+/// Runs mem-install; `registry` is every tool (`cmd::ALL`): the programs to copy, the man pages
+/// and completions to write.
+pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
     let req = Request {
         settings: settings_path(&args)?,
         uninstall: args.uninstall,
@@ -129,7 +131,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         docs: !args.no_docs,
     };
     let name = req.settings.display().to_string();
-    let a = match install::apply(&req)? {
+    let a = match install::apply(&req, registry)? {
         Done::ByHand { text, why } => {
             io.warn(why);
             std::io::Write::write_all(&mut io.out, text.as_bytes())?;

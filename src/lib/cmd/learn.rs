@@ -15,7 +15,7 @@ use memkit_learn::session::{self, record};
 mod details;
 use details::DETAILS;
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-learn",
     command: || Args::command(),
     details: DETAILS,

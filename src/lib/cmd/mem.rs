@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cli::{Common, Io, Outcome};
+use crate::cli::{Common, Io, Outcome, Tool};
 use crate::config::{self, Config};
+use crate::install::{docs, man};
 use crate::{Error, Result, store};
-use crate::{pipeline, tools};
+use crate::{pipeline, programs, tools};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem",
     command: || Args::command(),
     details: DETAILS,
@@ -148,10 +149,11 @@ pub struct PipelineArgs {
     pub detached: bool,
 }
 
-pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
+/// Runs `mem`; `registry` is every tool (`cmd::ALL`), for `mem help`, completions and man pages.
+pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
     match args.cmd {
         None | Some(Cmd::Help { tool: None }) => {
-            let text = super::man::listing(|name| tools::locate(name).is_some());
+            let text = man::listing(registry, |name| programs::find(name).is_some());
             std::io::Write::write_all(&mut io.out, text.as_bytes())?;
             Ok(Outcome::Ok)
         }
@@ -176,7 +178,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         Some(Cmd::Completions { shell }) => {
-            std::io::Write::write_all(&mut io.out, &super::man::completions(shell))?;
+            std::io::Write::write_all(&mut io.out, &man::completions(registry, shell))?;
             Ok(Outcome::Ok)
         }
         Some(Cmd::Pipeline(p)) => pipeline(p, io),
@@ -185,7 +187,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         Some(Cmd::Doctor { fix }) => super::doctor::run(fix, io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
         Some(Cmd::GenMan { dir }) => {
-            crate::install::docs::write_man_pages(&dir)?;
+            docs::write_man_pages(&dir, registry)?;
             Ok(Outcome::Ok)
         }
         Some(Cmd::External(argv)) => {

@@ -1,5 +1,7 @@
 //! One module per tool: its clap `Args` and `run(args, io)`. `ALL` is the one registry of tools
-//! (the `mem` dispatcher, man pages and completions all read it).
+//! (the `mem` dispatcher, man pages and completions all read it). The tools that speak of the
+//! others (`mem`, `mem-install`) are handed it by their binaries: a tool's module never names
+//! this one, which names them all.
 
 pub mod ast;
 pub mod compress;
@@ -11,7 +13,6 @@ pub mod forget;
 pub mod index;
 pub mod install;
 pub mod learn;
-pub mod man;
 pub mod mem;
 pub mod prune;
 pub mod redact;
@@ -19,7 +20,7 @@ pub mod report;
 pub mod search;
 pub mod status;
 
-pub use crate::cli::Tool;
+use crate::cli::Tool;
 pub use memkit_capture::tool as capture;
 pub use memkit_mcp::tool as mcp;
 

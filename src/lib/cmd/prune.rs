@@ -9,7 +9,7 @@ use crate::prune::Options;
 use crate::store::{self, retention};
 use crate::{Error, Result};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-prune",
     command: || Args::command(),
     details: DETAILS,

@@ -9,7 +9,7 @@ use crate::cli::{Common, Io, Outcome};
 use crate::config::{self, Config};
 use crate::{Error, Result};
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-redact",
     command: || Args::command(),
     details: DETAILS,

@@ -17,7 +17,7 @@ use crate::{Error, Result, report};
 mod details;
 use details::DETAILS;
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-report",
     command: || Args::command(),
     details: DETAILS,

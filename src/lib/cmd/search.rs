@@ -15,7 +15,7 @@ mod batch;
 mod details;
 use details::DETAILS;
 
-pub const TOOL: super::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-search",
     command: || Args::command(),
     details: DETAILS,
@@ -123,17 +123,6 @@ pub struct Args {
     pub common: Common,
 }
 
-/// The limit actually used, with a warning when the asked one is past the cap.
-pub(super) fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
-    if limit > search::MAX_LIMIT {
-        io.warn(format!(
-            "{what} {limit}: at most {} hits are returned",
-            search::MAX_LIMIT
-        ));
-    }
-    limit.min(search::MAX_LIMIT)
-}
-
 const COLUMNS_FULL: &[&str] = &[
     "rank",
     "ref",
@@ -161,7 +150,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
                 .map_err(|e| Error::Usage(format!("{flag}: {e}")))?;
         }
     }
-    let limit = capped_limit(io, "--limit", args.limit);
+    let limit = batch::capped_limit(io, "--limit", args.limit);
     // Bad settings are reported even before there is a database to search.
     search::Weights::from_config(&cfg)?;
     let Some(conn) = store::open_current(&cfg.home.db())? else {

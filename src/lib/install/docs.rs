@@ -3,17 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Context, Error, Result, cmd, config};
+use super::man;
+use crate::cli::Tool;
+use crate::{Context, Error, Result, config};
 
-/// Writes every tool's man page into `dir`.
-pub fn write_man_pages(dir: &Path) -> Result<()> {
+/// Writes the man page of each of `tools` into `dir`.
+pub fn write_man_pages(dir: &Path, tools: &[Tool]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)
         .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
-    for t in cmd::ALL {
+    for t in tools {
         let path = dir.join(format!("{}.1", t.name));
         let writing = || format!("cannot write {}", path.display());
-        std::fs::write(&path, cmd::man::render(t)).map_err_context(writing)?;
+        std::fs::write(&path, man::render(t, tools)).map_err_context(writing)?;
         // Documentation is for everyone, whatever the private umask of memkit's tools.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
             .map_err_context(writing)?;
@@ -45,9 +47,9 @@ impl Docs {
 
     /// Each completion file with its shell and tool: one file per tool, since bash-completion
     /// and zsh load a command's completions by its name.
-    fn completions(&self) -> Vec<(PathBuf, clap_complete::Shell, &'static cmd::Tool)> {
+    fn completions<'t>(&self, tools: &'t [Tool]) -> Vec<(PathBuf, clap_complete::Shell, &'t Tool)> {
         use clap_complete::Shell;
-        cmd::ALL
+        tools
             .iter()
             .flat_map(|t| {
                 [
@@ -59,24 +61,24 @@ impl Docs {
             .collect()
     }
 
-    pub fn write(&self) -> Result<()> {
-        write_man_pages(&self.man)?;
-        for (path, shell, t) in self.completions() {
+    /// Writes the man pages and completions of `tools`.
+    pub fn write(&self, tools: &[Tool]) -> Result<()> {
+        write_man_pages(&self.man, tools)?;
+        for (path, shell, t) in self.completions(tools) {
             let dir = path.parent().unwrap_or(Path::new("."));
             std::fs::create_dir_all(dir)
                 .map_err_context(|| format!("cannot create directory {}", dir.display()))?;
-            std::fs::write(&path, cmd::man::completion(t, shell))
+            std::fs::write(&path, man::completion(t, shell))
                 .map_err_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())
     }
 
-    pub fn remove(&self) -> Result<usize> {
+    /// Removes the man pages and completions of `tools`; returns how many files there were.
+    pub fn remove(&self, tools: &[Tool]) -> Result<usize> {
         let mut n = 0;
-        let pages = cmd::ALL
-            .iter()
-            .map(|t| self.man.join(format!("{}.1", t.name)));
-        for path in pages.chain(self.completions().into_iter().map(|(p, ..)| p)) {
+        let pages = tools.iter().map(|t| self.man.join(format!("{}.1", t.name)));
+        for path in pages.chain(self.completions(tools).into_iter().map(|(p, ..)| p)) {
             match std::fs::remove_file(&path) {
                 Ok(()) => n += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cli::Tool;
 use crate::{Context, Error, Result};
 
 /// Follows `path` through symlinks to the file they name (which may not exist yet), so that
@@ -33,17 +34,17 @@ pub fn is_build_dir(dir: &Path) -> bool {
 }
 
 pub fn on_path(dir: &Path) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d == dir))
+    crate::programs::path_dirs().iter().any(|d| d == dir)
 }
 
-/// The memkit programs found in `from`, copied (hard-linked when possible) to `to`; each
+/// The programs of `tools` found in `from`, copied (hard-linked when possible) to `to`; each
 /// replaced by a rename, so a hook running the old one is not cut short. Returns how many.
-pub fn copy_programs(from: &Path, to: &Path) -> Result<usize> {
+pub fn copy_programs(from: &Path, to: &Path, tools: &[Tool]) -> Result<usize> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(to)
         .map_err_context(|| format!("cannot create directory {}", to.display()))?;
     let mut n = 0;
-    for t in crate::cmd::ALL {
+    for t in tools {
         let src = from.join(t.name);
         if !src.is_file() {
             continue;
@@ -153,12 +154,12 @@ mod tests {
         let (from, to) = (d.path().join("target/release"), d.path().join("bin"));
         std::fs::create_dir_all(&from).unwrap();
         std::fs::write(from.join("mem-search"), "#!/bin/sh\n").unwrap();
-        assert_eq!(copy_programs(&from, &to).unwrap(), 1);
+        assert_eq!(copy_programs(&from, &to, crate::cmd::ALL).unwrap(), 1);
         assert_eq!(
             std::fs::read_to_string(to.join("mem-search")).unwrap(),
             "#!/bin/sh\n"
         );
-        let e = copy_programs(&to.join("nothing"), &to)
+        let e = copy_programs(&to.join("nothing"), &to, crate::cmd::ALL)
             .unwrap_err()
             .to_string();
         assert!(e.contains("no memkit tools found"), "{e}");

@@ -1,15 +1,18 @@
 //! mem-install's work: merge memkit's hooks into a Claude Code settings file (or take them out),
 //! copy the programs out of a cargo build directory first, and write the man pages and shell
-//! completions. `cmd::install` parses the flags and says what `apply` did.
+//! completions (`man` renders them). `cmd::install` parses the flags and says what `apply` did;
+//! the tool registry is handed in, never imported, since the tools' modules come back here.
 
 pub mod docs;
 pub mod files;
 pub mod hooks;
+pub mod man;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
+use crate::cli::Tool;
 use crate::{Error, Result};
 
 /// What mem-install is asked to do.
@@ -73,7 +76,9 @@ pub enum DocsDone {
     Removed(usize),
 }
 
-pub fn apply(req: &Request) -> Result<Done> {
+/// Does what `req` asks; `tools` is the registry of the programs to copy and of the man pages
+/// and completions to write or remove.
+pub fn apply(req: &Request, tools: &[Tool]) -> Result<Done> {
     let path = &req.settings;
     let name = path.display().to_string();
     let original = match std::fs::read_to_string(path) {
@@ -83,12 +88,11 @@ pub fn apply(req: &Request) -> Result<Done> {
     };
     let built = match &req.bin_dir {
         Some(d) => std::path::absolute(d)?,
-        None => std::env::current_exe()?
-            .parent()
-            .map(Path::to_path_buf)
-            .ok_or_else(|| {
-                Error::other("cannot tell where the memkit binaries are; use --bin-dir")
-            })?,
+        // The programs' own directory, not a directory of links to them: the copy out of a
+        // build directory is made from there.
+        None => crate::programs::exe_dir().ok_or_else(|| {
+            Error::other("cannot tell where the memkit binaries are; use --bin-dir")
+        })?,
     };
     // Where the programs the hooks run are, or go.
     let copy_to = match &req.copy_to {
@@ -162,7 +166,7 @@ pub fn apply(req: &Request) -> Result<Done> {
     }
     let copied = match copy_to {
         Some(to) => Some(Copied {
-            count: files::copy_programs(&built, &to)?,
+            count: files::copy_programs(&built, &to, tools)?,
             on_path: files::on_path(&to),
             from: built,
             to,
@@ -177,9 +181,9 @@ pub fn apply(req: &Request) -> Result<Done> {
     } else {
         let d = docs::Docs::under(&crate::config::home());
         Some(if req.uninstall {
-            DocsDone::Removed(d.remove()?)
+            DocsDone::Removed(d.remove(tools)?)
         } else {
-            d.write()?;
+            d.write(tools)?;
             DocsDone::Written(d.man)
         })
     };

@@ -148,11 +148,7 @@ fn store_what_was_given(args: &Args, io: &mut Io, cfg: &Config) -> Result<Outcom
 /// `mem pipeline` in the foreground, its output on stderr (stdout carries this tool's records).
 /// mem-capture links none of the pipeline's stages, so it runs the `mem` beside it (or on PATH).
 fn run_pipeline(io: &Io) -> Result<()> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("mem")))
-        .filter(|p| p.is_file());
-    let mem = beside.unwrap_or_else(|| "mem".into());
+    let mem = memkit_core::programs::command("mem");
     io.tell("running mem pipeline");
     let status = std::process::Command::new(&mem)
         .arg("pipeline")

@@ -245,27 +245,6 @@ pub fn latest_of_project(
     )
 }
 
-/// (files_modified, functions_changed) of the observations of `sessions` that changed
-/// functions, newest first.
-pub fn functions_of_sessions(
-    conn: &Connection,
-    sessions: &[String],
-) -> Result<Vec<(Vec<String>, Vec<String>)>> {
-    if sessions.is_empty() {
-        return Ok(vec![]);
-    }
-    let marks = super::marks(sessions.len());
-    let mut st = conn.prepare(&format!(
-        "SELECT files_modified, functions_changed FROM observations
-         WHERE session_id IN ({marks}) AND functions_changed != '[]'
-         ORDER BY created_at DESC"
-    ))?;
-    let rows = st.query_map(params_from_iter(sessions), |r| {
-        Ok((parse_list(r.get(0)?), parse_list(r.get(1)?)))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// What an observation's embedding is made from.
 #[derive(Debug, Clone)]
 pub struct Text {

@@ -23,7 +23,7 @@ pub struct BenchmarkArgs {
 }
 
 pub fn run(a: BenchmarkArgs, io: &mut Io) -> Result<Outcome> {
-    let Some((home, cfg, conn)) = super::open_store(io)? else {
+    let Some((home, cfg, conn)) = super::shared::open_store(io)? else {
         return Ok(Outcome::NothingFound);
     };
     drop(conn);

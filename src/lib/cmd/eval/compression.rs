@@ -32,7 +32,7 @@ pub fn run(a: CompressionArgs, io: &mut Io) -> Result<Outcome> {
     if a.limit == Some(0) {
         return Err(Error::Usage("--limit takes a number above 0".into()));
     }
-    let Some((_, cfg, conn)) = super::open_store(io)? else {
+    let Some((_, cfg, conn)) = super::shared::open_store(io)? else {
         return Ok(Outcome::NothingFound);
     };
     let sel = memkit_core::store::stats::Selection {

@@ -43,7 +43,7 @@ pub fn run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
         work: a.work.clone().unwrap_or_else(retrieval::default_work),
         keep: a.keep,
     };
-    let bar = crate::render::progress_bar(io, super::BAR);
+    let bar = crate::render::progress_bar(io, super::shared::BAR);
     let out = context::run(&set, &a.paths, &opts, &mut |step, done, total| {
         if let Some(b) = &bar {
             b.set_message(step.to_string());
@@ -72,7 +72,7 @@ pub fn run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
         return Ok(Outcome::NothingFound);
     }
     let overall: Vec<_> = out.reports.iter().filter(|r| r.project == "all").collect();
-    super::record_figures(io, "context", &overall);
+    super::shared::record_figures(io, "context", &overall);
     io.listing(
         &out.reports,
         &[

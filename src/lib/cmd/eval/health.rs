@@ -16,7 +16,7 @@ pub fn run(a: HealthArgs, io: &mut Io) -> Result<Outcome> {
     if a.days == 0 {
         return Err(Error::Usage("--days takes a number above 0".into()));
     }
-    let Some((home, cfg, conn)) = super::open_store(io)? else {
+    let Some((home, cfg, conn)) = super::shared::open_store(io)? else {
         return Ok(Outcome::NothingFound);
     };
     let h = memkit_eval::health::check(&home, &cfg, &conn, a.days)?;

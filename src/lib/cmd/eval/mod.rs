@@ -9,13 +9,12 @@ mod context;
 mod health;
 mod recall;
 mod retrieval;
+mod shared;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::Result;
 use crate::cli::{Common, Io, Outcome};
-use crate::config::{self, Config};
-use crate::store;
 
 pub use benchmark::BenchmarkArgs;
 pub use compression::CompressionArgs;
@@ -24,7 +23,7 @@ pub use health::HealthArgs;
 pub use recall::RecallArgs;
 pub use retrieval::RetrievalArgs;
 
-pub const TOOL: crate::cmd::Tool = super::Tool {
+pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem-eval",
     command: || Args::command(),
     details: DETAILS,
@@ -166,9 +165,6 @@ pub enum What {
     Recall(RecallArgs),
 }
 
-/// The progress bar of the runs that replay or import a set.
-const BAR: &str = "mem-eval {msg} {bar:30} {pos}/{len} {eta}";
-
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match args.what {
         What::Compression(a) => compression::run(a, io),
@@ -177,27 +173,5 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Retrieval(a) => retrieval::run(a, io),
         What::Context(a) => context::run(a, io),
         What::Recall(a) => recall::run(a, io),
-    }
-}
-
-/// Keeps a run's overall figures for `mem-eval health`; a failure is said, not fatal.
-pub(super) fn record_figures<T: serde::Serialize>(io: &mut Io, mode: &str, figures: &[T]) {
-    if let Err(e) = memkit_eval::record_figures(&config::data_home(), mode, figures) {
-        io.warn(format!(
-            "the figures were not kept for mem-eval health: {e}"
-        ));
-    }
-}
-
-/// The database of the data home, or `None` (said on stderr) when nothing is stored yet.
-pub(super) fn open_store(io: &Io) -> Result<Option<(crate::Home, Config, rusqlite::Connection)>> {
-    let home = config::data_home();
-    let cfg = Config::load(&home)?;
-    match store::open_if_present(&cfg.home.db())? {
-        Some(conn) => Ok(Some((home, cfg, conn))),
-        None => {
-            io.no_memories(&cfg.home.db());
-            Ok(None)
-        }
     }
 }

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::Result;
 use crate::cli::{Io, Outcome};
+use crate::{Result, programs};
 use memkit_eval::retrieval;
 
 #[derive(Debug, clap::Args)]
@@ -35,15 +35,10 @@ pub fn run(a: RecallArgs, io: &mut Io) -> Result<Outcome> {
     });
     let hook = match &a.hook {
         Some(h) => h.split_whitespace().map(str::to_string).collect(),
-        None => {
-            let beside = std::env::current_exe()?.with_file_name("mem-capture");
-            let prog = if beside.is_file() {
-                beside.display().to_string()
-            } else {
-                "mem-capture".into()
-            };
-            vec![prog, "--recall".into()]
-        }
+        None => vec![
+            programs::command("mem-capture").display().to_string(),
+            "--recall".into(),
+        ],
     };
     let opts = memkit_eval::recall::Options {
         hook,
@@ -55,7 +50,7 @@ pub fn run(a: RecallArgs, io: &mut Io) -> Result<Outcome> {
         io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
     }
     let overall: Vec<_> = out.reports.iter().filter(|r| r.project == "all").collect();
-    super::record_figures(io, "recall", &overall);
+    super::shared::record_figures(io, "recall", &overall);
     io.listing(
         &out.reports,
         &[

@@ -88,7 +88,7 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         depth: a.depth,
         reranker: Some(rerank_choice(&a)?),
     };
-    let bar = crate::render::progress_bar(io, super::BAR);
+    let bar = crate::render::progress_bar(io, super::shared::BAR);
     let mut progress = |step: &str, done: usize, total: usize| {
         if let Some(b) = &bar {
             b.set_message(step.to_string());
@@ -106,7 +106,7 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
     if let Some(home) = &out.home {
         io.warn(format!("scratch memory kept: MEM_HOME={}", home.display()));
     }
-    super::record_figures(io, "retrieval", &out.reports);
+    super::shared::record_figures(io, "retrieval", &out.reports);
     let mut columns = vec!["set", "mode", "category", "queries", "ndcg@10"];
     let names: Vec<String> =
         a.k.iter()

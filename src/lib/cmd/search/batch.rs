@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cli::{Input, Io, Outcome};
 use crate::search::batch::BatchLine;
-use crate::search::{Here, Query, Searcher};
+use crate::search::{self, Here, Query, Searcher};
 use crate::{Error, Result};
 
 pub(super) fn run(
@@ -29,7 +29,7 @@ pub(super) fn run(
         };
         let id = line.id.clone();
         let q = line.query(base, &mut |l| {
-            super::capped_limit(io, &format!("{name}:{no}: limit"), l);
+            capped_limit(io, &format!("{name}:{no}: limit"), l);
         });
         let q = match q {
             Ok(q) => q,
@@ -63,4 +63,16 @@ pub(super) fn run(
     } else {
         Outcome::NothingFound
     })
+}
+
+/// The limit actually used (a line's, or --limit's), with a warning when the asked one is past
+/// the cap.
+pub(super) fn capped_limit(io: &Io, what: &str, limit: usize) -> usize {
+    if limit > search::MAX_LIMIT {
+        io.warn(format!(
+            "{what} {limit}: at most {} hits are returned",
+            search::MAX_LIMIT
+        ));
+    }
+    limit.min(search::MAX_LIMIT)
 }

@@ -1,8 +1,9 @@
-//! Man pages and shell completions, generated from the clap definitions so they cannot drift.
+//! Man pages, shell completions and `mem help`'s listing, generated from the clap definitions so
+//! they cannot drift. Each is handed the registry of the tools it speaks of.
 
 use clap_mangen::Man;
 
-use crate::cmd::Tool;
+use crate::cli::Tool;
 use crate::config::SETTINGS;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
@@ -46,8 +47,8 @@ fn cmd_has_subcommands(tool: &Tool) -> bool {
         .any(|c| !c.is_hide_set() && c.get_name() != "help")
 }
 
-/// The whole man page of one tool, as roff.
-pub fn render(tool: &Tool) -> String {
+/// The whole man page of one tool of `tools`, as roff.
+pub fn render(tool: &Tool, tools: &[Tool]) -> String {
     let cmd = (tool.command)();
     let man = Man::new(cmd).section("1").manual("memkit");
     let mut buf = Vec::new();
@@ -94,7 +95,7 @@ pub fn render(tool: &Tool) -> String {
     );
     section(&mut out, "EXAMPLES", tool.examples);
     out.push_str(".SH \"SEE ALSO\"\n");
-    let see: Vec<String> = crate::cmd::ALL
+    let see: Vec<String> = tools
         .iter()
         .filter(|t| t.name != tool.name)
         .map(|t| format!("\\fB{}\\fR(1)", esc(t.name)))
@@ -105,11 +106,8 @@ pub fn render(tool: &Tool) -> String {
 }
 
 /// Completions for every tool in one script, for shells that accept several definitions.
-pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
-    crate::cmd::ALL
-        .iter()
-        .flat_map(|t| completion(t, shell))
-        .collect()
+pub fn completions(tools: &[Tool], shell: clap_complete::Shell) -> Vec<u8> {
+    tools.iter().flat_map(|t| completion(t, shell)).collect()
 }
 
 /// One tool's completions.
@@ -119,9 +117,10 @@ pub fn completion(tool: &Tool, shell: clap_complete::Shell) -> Vec<u8> {
     out
 }
 
-/// `mem help`: the tools `installed` says are there, each with its one-line description.
-pub fn listing(installed: impl Fn(&str) -> bool) -> String {
-    let rows: Vec<Vec<String>> = crate::cmd::ALL
+/// `mem help`: the tools of `tools` that `installed` says are there, each with its one-line
+/// description.
+pub fn listing(tools: &[Tool], installed: impl Fn(&str) -> bool) -> String {
+    let rows: Vec<Vec<String>> = tools
         .iter()
         .filter(|t| t.name != "mem" && installed(t.name))
         .map(|t| {
