@@ -22,8 +22,12 @@
 //! One file per family of secret: `tokens` (layer 1), `keys` (key blocks, password hashes),
 //! `urls` (URLs and headers), `commands` (command lines), `assign` (assignments and JSON keys),
 //! `prose`, `entropy` (layer 4); `judge` holds what they share (does a name say secret, is a
-//! value code or a placeholder); `kinds` is the table of rules in the order they run; `config`
-//! the `[redact]` table.
+//! value code or a placeholder), `literal` whether a literal is the secret or a test value
+//! (`'testpassword'`, `'Bearer valid_token'`); `kinds` is the table of rules in the order they
+//! run; `config` the `[redact]` table.
+//!
+//! A redaction replaces the secret's value and nothing else: quotes, the key's name, markup
+//! around it, a URL's scheme and host, a header's scheme stay.
 
 mod assign;
 mod commands;
@@ -32,6 +36,7 @@ mod entropy;
 mod judge;
 mod keys;
 mod kinds;
+mod literal;
 mod prose;
 #[cfg(test)]
 mod tests;
@@ -50,11 +55,13 @@ use entropy::*;
 use judge::*;
 use keys::*;
 use kinds::*;
+use literal::*;
 use prose::*;
 use tokens::*;
 use urls::*;
 
 pub use config::{Settings, configure};
+pub use urls::url_hosts;
 
 /// The redactor's version, kept in the store beside what it redacted: bump it whenever a rule
 /// is added or widened (a new prefix, kind, pattern or name word), so that `mem pipeline`
