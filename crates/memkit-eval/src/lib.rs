@@ -12,6 +12,7 @@ pub mod context;
 pub mod health;
 pub mod qag;
 pub mod recall;
+pub mod redaction;
 pub mod retrieval;
 pub mod title;
 

@@ -8,6 +8,7 @@ mod compression;
 mod context;
 mod health;
 mod recall;
+mod redaction;
 mod retrieval;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -22,6 +23,7 @@ pub use compression::CompressionArgs;
 pub use context::ContextArgs;
 pub use health::HealthArgs;
 pub use recall::RecallArgs;
+pub use redaction::RedactionArgs;
 pub use retrieval::RetrievalArgs;
 
 pub const TOOL: crate::cmd::Tool = super::Tool {
@@ -52,6 +54,10 @@ pub const TOOL: crate::cmd::Tool = super::Tool {
         (
             "mem-eval retrieval --corpus c.jsonl --queries q.jsonl --qrels q.tsv --mode bm25,textbook --run run.tsv",
             "Two retrievers on a BEIR-layout set; their rankings written as a TREC run file.",
+        ),
+        (
+            "mem-eval redaction tests/fixtures/redaction tests/fixtures/transcripts --secrets tests/fixtures/secrets/corpus.jsonl",
+            "Redactions per 1,000 benign messages by family, beside the secrets corpus's recall.",
         ),
     ],
 };
@@ -137,6 +143,17 @@ quiet as it should; failures, failures_with_earlier_fix (an earlier failure of t
 was fixed), error_answers, error_hits (the answer names that fix) and error_false_positives (it
 names none), beside the baseline that names the last observation that edited a file the failed call
 names (baseline_answers, baseline_hits, baseline_false_positives).
+
+redaction: every benign message (a .jsonl line: a note {"text", "source"?, "file"?}, redacted as a
+note's text is, or a Claude Code transcript line, redacted as a capture is) goes through the
+redactor's built-in rules (config.toml's [redact] left out); every marker is a false positive.
+Printed: one eval_redaction record per family (family all: their sum) with messages, redactions,
+per_1000 (redactions per 1,000 messages), eaten (redactions that took more than a value) and
+eaten_what (what they took: markup such as <input, a quote or bracket left unclosed, words, part of
+a URL host), then one per source. With --secrets, one more (set secrets): each line's secret gone
+and its marker naming its kind (removed, recall, missed: the kinds not removed), and what those
+redactions ate. --hits adds one eval_redaction_hit record per benign redaction: the family, what
+was removed and 40 characters either side.
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
@@ -164,6 +181,8 @@ pub enum What {
     /// Replay transcripts through the recall hooks: file recall before each Read and edit,
     /// error recall after each failed shell call.
     Recall(RecallArgs),
+    /// Count the redactor's false positives on a benign corpus beside its recall on secrets.
+    Redaction(RedactionArgs),
 }
 
 /// The progress bar of the runs that replay or import a set.
@@ -177,6 +196,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Retrieval(a) => retrieval::run(a, io),
         What::Context(a) => context::run(a, io),
         What::Recall(a) => recall::run(a, io),
+        What::Redaction(a) => redaction::run(a, io),
     }
 }
 
