@@ -44,6 +44,11 @@ mem pipeline does all this once, before its stages, whenever the stored redactor
 than this memkit's (the version rises with every new redaction rule), and so does mem doctor
 --fix. Run by hand it rewrites whatever the redactor changes, whatever the version.
 
+A rewrite only ever takes more away, never gives back: where an older redactor took too much (a
+test password such as 'testpassword', a placeholder, an <input tag, a URL's host, a Subresource
+Integrity hash; redactor versions before 2), the original text is gone, and those rows stay as
+they are. Today's redactor leaves their markers and what is around them alone.
+
 It prints one redacted record per table with the rows read and the rows changed (never their
 text), a table on a terminal. --dry-run changes nothing and prints the counts it would change.
 Exit status 1 when nothing changed (or would).
