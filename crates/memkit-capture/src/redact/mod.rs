@@ -217,8 +217,20 @@ fn redact_secret_value(v: &mut Value, kind: &'static str, s: &Settings, weak: bo
         Value::String(x) => {
             let keep =
                 is_placeholder(x) || is_prose(x) || s.allowed(x) || (weak && !looks_random(x));
+            // `{"Authorization": "Bearer …"}`: the scheme stays.
+            let scheme = match x.split_once(' ') {
+                Some((sc, rest))
+                    if kind == "authorization"
+                        && !rest.is_empty()
+                        && !rest.contains(' ')
+                        && sc.bytes().all(|c| c.is_ascii_alphabetic()) =>
+                {
+                    sc.len() + 1
+                }
+                _ => 0,
+            };
             if !keep {
-                *v = Value::String(marker(kind));
+                *v = Value::String(format!("{}{}", &x[..scheme], marker(kind)));
             } else {
                 redact_value_with(v, s, true);
             }

@@ -319,6 +319,7 @@ fn json_values_under_secret_keys_go_whole_numbers_included() {
             "secrets": ["one-secret", "two-secret"],
         },
         "env": [{"name": "DB_PASSWORD", "value": "EnvListPw1"}, {"name": "HOME", "value": "/root"}],
+        "headers": {"Authorization": "Bearer t0k3n-value", "authorization": "opaque-t0k3n"},
     });
     redact_value_with(&mut v, &NO_SETTINGS, true);
     let c = &v["config"];
@@ -338,6 +339,11 @@ fn json_values_under_secret_keys_go_whole_numbers_included() {
     assert_eq!(v["env"][1]["value"], "/root");
     assert_eq!(v["tool_use_id"], "toolu_01ApB1rYz4e7h3nZtU4G77c8");
     assert_eq!(v["session_id"], "6706089d-9d7e-4f48-bd2d-8f2a2546eb78");
+    assert_eq!(
+        v["headers"]["Authorization"],
+        "Bearer [REDACTED:authorization]"
+    );
+    assert_eq!(v["headers"]["authorization"], "[REDACTED:authorization]");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! mem-eval: measurement built in. `retrieval` scores memkit's search on a retrieval set beside
 //! a textbook BM25 over the same text, in the same run; `context` replays transcripts;
 //! `compression` scores stored observations against their captures; `health` reports the state
-//! of the memory and exits 1 naming what needs doing.
+//! of the memory and exits 1 naming what needs doing; `redaction` counts the redactor's false
+//! positives beside its recall.
 
 mod benchmark;
 mod compression;
@@ -144,9 +145,10 @@ was fixed), error_answers, error_hits (the answer names that fix) and error_fals
 names none), beside the baseline that names the last observation that edited a file the failed call
 names (baseline_answers, baseline_hits, baseline_false_positives).
 
-redaction: every benign message (a .jsonl line: a note {"text", "source"?, "file"?}, redacted as a
-note's text is, or a Claude Code transcript line, redacted as a capture is) goes through the
-redactor's built-in rules (config.toml's [redact] left out); every marker is a false positive.
+redaction: every benign message (a note, {"text", "source"?, "file"?} a line of a .jsonl file,
+redacted as a note's text is; or an event mem-capture --transcripts reads from a Claude Code
+transcript, redacted as a capture is) goes through the redactor's built-in rules (config.toml's
+[redact] left out); every marker is a false positive.
 Printed: one eval_redaction record per family (family all: their sum) with messages, redactions,
 per_1000 (redactions per 1,000 messages), eaten (redactions that took more than a value) and
 eaten_what (what they took: markup such as <input, a quote or bracket left unclosed, words, part of

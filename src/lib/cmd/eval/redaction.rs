@@ -9,8 +9,8 @@ use memkit_eval::redaction;
 
 #[derive(Debug, clap::Args)]
 pub struct RedactionArgs {
-    /// Benign messages: .jsonl files or folders of them, each line a note ({"text", "source"?,
-    /// "file"?}) or a Claude Code transcript line.
+    /// Benign messages: .jsonl files or folders of them, of notes ({"text", "source"?, "file"?}
+    /// a line) or Claude Code transcripts.
     #[arg(value_name = "PATH", required = true)]
     pub benign: Vec<PathBuf>,
     /// The secrets corpus ({"kind", "secret", "text" or "json"} per line).
@@ -28,7 +28,6 @@ pub fn run(a: RedactionArgs, io: &mut Io) -> Result<Outcome> {
         None => Vec::new(),
     };
     let out = redaction::run(&benign, &secrets);
-    super::record_figures(io, "redaction", &out.figures);
     io.listing(
         &out.figures,
         &[
