@@ -54,9 +54,14 @@ text), a table on a terminal. --dry-run changes nothing and prints the counts it
 Exit status 1 when nothing changed (or would).
 "#;
 
+/// What --help says of rows an older redactor took too much from.
+const OVER_REDACTED: &str = "Rows that an older redactor over-redacted (redactor versions before 2 took test \
+passwords, placeholders, <input tags, URL hosts and SRI hashes for secrets) stay as they are: the \
+original text is gone, and today's redactor leaves them alone.";
+
 /// Rewrite stored texts the current redactor changes; re-index and scrub them.
 #[derive(Debug, Parser)]
-#[command(name = "mem-redact", version, long_about = None)]
+#[command(name = "mem-redact", version, long_about = None, after_help = OVER_REDACTED)]
 pub struct Args {
     /// Change nothing; count the rows of each table that would change.
     #[arg(long)]

@@ -154,8 +154,8 @@ per_1000 (redactions per 1,000 messages), eaten (redactions that took more than 
 eaten_what (what they took: markup such as <input, a quote or bracket left unclosed, words, part of
 a URL host), then one per source. With --secrets, one more (set secrets): each line's secret gone
 and its marker naming its kind (removed, recall, missed: the kinds not removed), and what those
-redactions ate. --hits adds one eval_redaction_hit record per benign redaction: the family, what
-was removed and 40 characters either side.
+redactions ate. --hits adds one eval_redaction_hit record per redaction (set benign or secrets): the
+family, what was removed, 40 characters either side and what it ate.
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
