@@ -253,15 +253,19 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// Words telling the reader to put their own secret there: `your_api_key`, `YourToken`,
 /// `my-secret-key`, `insert_token_here`.
 fn asks_for_one(t: &str) -> bool {
+    const FIRST: [&str; 9] = [
+        "your", "my", "some", "insert", "enter", "replace", "put", "paste", "add",
+    ];
+    let starts = |w: &str| t.get(..w.len()).is_some_and(|p| p.eq_ignore_ascii_case(w));
+    if !FIRST.iter().any(|w| starts(w)) {
+        return false;
+    }
     let words = name_words(t);
     let Some(first) = words.first() else {
         return false;
     };
     words.len() >= 2
-        && matches!(
-            first.as_str(),
-            "your" | "my" | "some" | "insert" | "enter" | "replace" | "put" | "paste" | "add"
-        )
+        && FIRST.contains(&first.as_str())
         && words.iter().all(|w| {
             w.bytes().all(|c| c.is_ascii_lowercase()) || w.bytes().all(|c| c.is_ascii_digit())
         })
