@@ -6,13 +6,15 @@
 //! 2. pattern rules for secrets known by their context: key blocks (also without their END
 //!    line), credentials in URLs, headers and command lines, `name = value` where the name says
 //!    secret (`AWS_SECRET_ACCESS_KEY=`, `SECRET_KEY = '…'`, `--token X`), a password told in
-//!    prose ("the db password is Tr0ub4dor&3");
+//!    prose ("the db password is Tr0ub4dor&3"); a quoted literal in code only when it looks
+//!    generated (`password='testpassword'` is a test value);
 //! 3. in JSON objects ([`redact_value`]), any value under a key that names a secret
 //!    (`api_key`, `password`, `token`…), numbers included, and the `value` of a
 //!    `{"name": "DB_PASSWORD", "value": …}` pair;
 //! 4. a high-entropy scan: a long run that looks random (three character classes, entropy near
 //!    a random string's, frequent class changes) and is not a hash, a UUID, an id Claude's API
-//!    made (`toolu_…`, `msg_…`), a path or base64 of plain text.
+//!    made (`toolu_…`, `msg_…`), a path, a URL's host, base64 of plain text, or a public hash
+//!    where one is expected (`integrity="sha384-…"`, go.sum's `h1:…`).
 //!
 //! A hook has a budget of a few milliseconds, so the regexes are compiled lazily and only run on
 //! text that contains one of their literal triggers (plain substring searches find those), and
