@@ -617,3 +617,72 @@ fn doctor_finds_each_planted_problem_and_fix_repairs_it() {
             .contains("/gone/bin")
     );
 }
+
+/// `mem-eval redaction` on the bundled corpora: every secret of the secrets corpus goes, and
+/// only its value; the benign corpus keeps its test values, placeholders, markup, hosts and SRI
+/// hashes (what is left are secret-looking keys, signatures and password hashes printed in
+/// documentation).
+#[test]
+fn redaction_eval_pins_the_bundled_corpora() {
+    let env = Env::new();
+    let fx = crate::fixtures();
+    let (redaction, transcripts, secrets) = (
+        fx.join("redaction"),
+        fx.join("transcripts"),
+        fx.join("secrets/corpus.jsonl"),
+    );
+    let out = env.ok(
+        "mem-eval",
+        &[
+            "redaction",
+            redaction.to_str().unwrap(),
+            transcripts.to_str().unwrap(),
+            "--secrets",
+            secrets.to_str().unwrap(),
+            "--hits",
+        ],
+        b"",
+    );
+    let recs = jsonl(&out);
+    let figure = |set: &str, source: &str, family: &str| {
+        recs.iter()
+            .find(|r| {
+                r["type"] == "eval_redaction"
+                    && r["set"] == set
+                    && r["source"] == source
+                    && r["family"] == family
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no {set}/{source}/{family} figure: {}", show(&out)))
+    };
+    let sec = figure("secrets", "all", "all");
+    assert_eq!(sec["recall"], 1.0, "{sec}");
+    assert_eq!(sec["missed"], serde_json::json!([]), "{sec}");
+    assert_eq!(sec["eaten"], 0, "{sec}");
+    let all = figure("benign", "all", "all");
+    assert!(all["messages"].as_u64().unwrap() > 4000, "{all}");
+    assert!(all["per_1000"].as_f64().unwrap() <= 10.0, "{all}");
+    assert_eq!(all["eaten"], 0, "{all}");
+    for source in ["chats", "requests", "transcripts", "bootstrap-flask"] {
+        assert_eq!(figure("benign", source, "all")["redactions"], 0, "{source}");
+    }
+    let hits: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["type"] == "eval_redaction_hit" && r["set"] == "benign")
+        .collect();
+    for h in &hits {
+        let family = h["family"].as_str().unwrap();
+        assert!(
+            matches!(
+                family,
+                "high_entropy" | "secret" | "secret_key" | "password" | "password_hash"
+            ),
+            "{h}"
+        );
+        let removed = h["removed"].as_str().unwrap();
+        assert!(
+            !removed.starts_with("sha") && !removed.contains("test"),
+            "{h}"
+        );
+    }
+}

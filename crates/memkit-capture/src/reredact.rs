@@ -173,5 +173,13 @@ mod tests {
         assert_eq!(redact_column(&once, Form::Text), None, "{once}");
         // Text in a JSON column that is not JSON is redacted as text.
         assert!(redact_column(&format!("oops {token}"), Form::Json).is_some());
+        // What an older redactor over-redacted stays as it is, never redacted further.
+        for old in [
+            "Password: [REDACTED:password] type=\"password\" name=\"password\">",
+            "- Password: [REDACTED:password] Password]",
+            "fetch('https://api.formspree.[REDACTED:high_entropy]')",
+        ] {
+            assert_eq!(redact_column(old, Form::Text), None, "{old}");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! against the captures they came from. `health`: the checks of a memory's state that
 //! `mem-eval health` (and a future `mem status`/`mem doctor`) report. `title`: the title rubric.
 //! `qag`: an LLM judge of observations (`compression --qag`). `benchmark`: two backends compared
-//! on the same captures, each in a scratch copy.
+//! on the same captures, each in a scratch copy. `redaction`: the redactor's false positives on a
+//! benign corpus beside its recall on a secrets corpus.
 
 pub mod benchmark;
 pub mod compression;
@@ -12,6 +13,7 @@ pub mod context;
 pub mod health;
 pub mod qag;
 pub mod recall;
+pub mod redaction;
 pub mod retrieval;
 pub mod title;
 

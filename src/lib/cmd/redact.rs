@@ -44,14 +44,24 @@ mem pipeline does all this once, before its stages, whenever the stored redactor
 than this memkit's (the version rises with every new redaction rule), and so does mem doctor
 --fix. Run by hand it rewrites whatever the redactor changes, whatever the version.
 
+A rewrite only ever takes more away, never gives back: where an older redactor took too much (a
+test password such as 'testpassword', a placeholder, an <input tag, a URL's host, a Subresource
+Integrity hash; redactor versions before 2), the original text is gone, and those rows stay as
+they are. Today's redactor leaves their markers and what is around them alone.
+
 It prints one redacted record per table with the rows read and the rows changed (never their
 text), a table on a terminal. --dry-run changes nothing and prints the counts it would change.
 Exit status 1 when nothing changed (or would).
 "#;
 
+/// What --help says of rows an older redactor took too much from.
+const OVER_REDACTED: &str = "Rows that an older redactor over-redacted (redactor versions before 2 took test \
+passwords, placeholders, <input tags, URL hosts and SRI hashes for secrets) stay as they are: the \
+original text is gone, and today's redactor leaves them alone.";
+
 /// Rewrite stored texts the current redactor changes; re-index and scrub them.
 #[derive(Debug, Parser)]
-#[command(name = "mem-redact", version, long_about = None)]
+#[command(name = "mem-redact", version, long_about = None, after_help = OVER_REDACTED)]
 pub struct Args {
     /// Change nothing; count the rows of each table that would change.
     #[arg(long)]

@@ -6,6 +6,7 @@ use super::*;
 /// A value after a separator: quoted (`"…"`, `'…'`, `` `…` ``, `\"…\"` in escaped JSON) or
 /// bare (up to whitespace or a quote). Returns (value range, quoted, end of what was read).
 pub(super) fn read_value(b: &[u8], at: usize) -> Option<(Range<usize>, bool, usize)> {
+    let at = skip_inline_tag(b, at);
     let line_end = |from: usize, q: &[u8]| {
         let mut i = from;
         while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
@@ -29,10 +30,31 @@ pub(super) fn read_value(b: &[u8], at: usize) -> Option<(Range<usize>, bool, usi
             let end = at
                 + b[at..]
                     .iter()
-                    .position(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`'))
+                    .enumerate()
+                    .position(|(i, c)| {
+                        c.is_ascii_whitespace()
+                            || matches!(c, b'"' | b'\'' | b'`')
+                            || (*c == b'<' && b.get(at + i + 1) == Some(&b'/'))
+                    })
                     .unwrap_or(b.len() - at);
             (end > at).then_some((at..end, false, end))
         }
+    }
+}
+
+/// Past an inline tag that opens a value (`<code>`, `<b>`): the value is inside it.
+fn skip_inline_tag(b: &[u8], at: usize) -> usize {
+    if b.get(at) != Some(&b'<') {
+        return at;
+    }
+    let name = b[at + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    if (1..=6).contains(&name) && b.get(at + 1 + name) == Some(&b'>') {
+        at + name + 2
+    } else {
+        at
     }
 }
 
@@ -59,35 +81,51 @@ pub(super) fn value_is_secret(
     if is_placeholder(v) || is_prose(v) {
         return false;
     }
-    if !quoted {
-        if v.len() < 3 || is_code(v, name) {
-            return false;
-        }
-        // The working directory (`PWD=/home/me`) is no password.
-        let bare_name = name.trim_start_matches('-').to_ascii_lowercase();
-        if matches!(bare_name.as_str(), "pwd" | "oldpwd") && is_path_or_url(v) {
-            return false;
-        }
-        // `Authorization: Bearer …`: the scheme is no secret; the header rules take the rest.
-        let after = &hay[r.end..];
-        if after.starts_with(" [REDACTED:")
-            || (matches!(
-                v.to_ascii_lowercase().as_str(),
-                "bearer" | "basic" | "token" | "digest" | "negotiate" | "ntlm"
-            ) && after.starts_with(' '))
-        {
-            return false;
-        }
-        // "Password: Must be 8 characters": a plain word followed by more words is prose.
-        if v.bytes().all(|c| c.is_ascii_alphabetic())
-            && after.starts_with(' ')
-            && after[1..]
-                .bytes()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic())
-        {
-            return false;
-        }
+    if quoted {
+        // A literal in code: `password='testpassword'` is a test value, not a secret.
+        return match strength {
+            Strength::Strong => real_literal(v, name),
+            Strength::Weak => looks_random(v),
+        };
+    }
+    // Markup (`Password: <input …>`), a list or a call's arguments, an interpolation
+    // (`{user.password_hash}`, `#{token}`), not a value.
+    if v.len() < 3
+        || v.starts_with(['<', '[', '(', '{'])
+        || v.contains("${")
+        || v.contains("#{")
+        || is_code(v, name)
+        || repeats_name(v, name)
+    {
+        return false;
+    }
+    // A word (`password=secret`, `cookies: RequestsCookieJar`) is code or a stand-in.
+    if v.bytes()
+        .all(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'-' | b'.'))
+        && !looks_random(v)
+    {
+        return false;
+    }
+    // The working directory (`PWD=/home/me`) is no password.
+    let bare_name = name.trim_start_matches('-').to_ascii_lowercase();
+    if matches!(bare_name.as_str(), "pwd" | "oldpwd") && is_path_or_url(v) {
+        return false;
+    }
+    // `Authorization: Basic [REDACTED:…]`: the scheme is no secret; the header rules took the
+    // rest.
+    let after = &hay[r.end..];
+    if after.starts_with(" [REDACTED:") {
+        return false;
+    }
+    // "Password: Must be 8 characters": a plain word followed by more words is prose.
+    if v.bytes().all(|c| c.is_ascii_alphabetic())
+        && after.starts_with(' ')
+        && after[1..]
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        return false;
     }
     strength == Strength::Strong || looks_random(v)
 }
@@ -138,7 +176,9 @@ pub(super) fn assignment_spans(hay: &str) -> Vec<(Range<usize>, &'static str)> {
         while ns > 0 && is_name_byte(b[ns - 1]) {
             ns -= 1;
         }
-        if ns == ne {
+        // `?token=…`, `&password=…`, `;Password=…`: a query or connection string's, judged by
+        // the URL rule.
+        if ns == ne || (ns > 0 && matches!(b[ns - 1], b'?' | b'&' | b';') && b[at] == b'=') {
             continue;
         }
         let name = &hay[ns..ne];

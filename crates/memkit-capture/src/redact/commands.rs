@@ -27,6 +27,12 @@ pub(super) fn plain_value_check(g: &Groups, hay: &str) -> Option<(&'static str, 
     (!is_placeholder(v)).then_some(("password", r))
 }
 
+/// The password of `auth=('user', 'pass')` in code: a literal, judged as one.
+pub(super) fn literal_check(g: &Groups, hay: &str) -> Option<(&'static str, Range<usize>)> {
+    let (r, v) = group(g, g.len() - 1, hay)?;
+    real_literal(v, "password").then_some(("password", r))
+}
+
 /// `--password VALUE`, `--api-key "VALUE"` (the `=` form is an assignment).
 pub(super) fn flag_spans(hay: &str) -> Vec<(Range<usize>, &'static str)> {
     let b = hay.as_bytes();

@@ -131,6 +131,20 @@ pub(super) fn judge_piece(
     }
 }
 
+/// A public value in a place that says so: a Subresource Integrity hash (`sha384-…` in an
+/// `integrity` attribute or a lockfile), a go.sum line's `h1:…`, an HTTP Digest challenge's
+/// `nonce="…"` and `opaque="…"`.
+pub(super) fn public_hash(text: &str, start: usize) -> bool {
+    let rest = &text[start..];
+    let before = &text[..start];
+    ["sha1-", "sha256-", "sha384-", "sha512-"]
+        .iter()
+        .any(|p| rest.starts_with(p))
+        || ["h1:", "nonce=\"", "opaque=\""]
+            .iter()
+            .any(|p| before.ends_with(p))
+}
+
 /// Layer 4: random-looking runs. A run with two words between its `/` (`/Users/bob/…`,
 /// `github.com/org/repo/raw/<sha>`) or an id in them is a path: its components are judged
 /// one by one, so the UUID or SHA in a path stays. Otherwise the `/` is base64's and the run
@@ -141,15 +155,26 @@ pub(super) fn entropy_spans(
     runs: &[Run],
 ) -> Vec<(Range<usize>, &'static str)> {
     let mut spans = Vec::new();
+    let hosts = if runs.iter().any(|r| r.1 - r.0 >= 20) && text.contains("://") {
+        url_hosts(text)
+    } else {
+        Vec::new()
+    };
     for &(start, end, mask) in runs {
-        if end - start < 20 || mask & 7 != 7 {
+        if end - start < 20 || mask & 7 != 7 || public_hash(text, start) {
+            continue;
+        }
+        // A URL's host is never a secret: what follows it is its path.
+        let host = hosts.iter().find(|h| h.start < end && start < h.end);
+        let start = host.map_or(start, |h| start.max(h.end));
+        if start >= end {
             continue;
         }
         let run = &text[start..end];
         let trimmed = run.trim_start_matches(['/', '-', '_', '+']);
         let start = start + (run.len() - trimmed.len());
         let run = trimmed.trim_end_matches(['/', '-', '_', '+']);
-        if s.allowed(run) {
+        if run.is_empty() || s.allowed(run) {
             continue;
         }
         if !run.contains('/') {
@@ -157,7 +182,8 @@ pub(super) fn entropy_spans(
             continue;
         }
         // (A base64 blob longer than any path has such components by chance.)
-        let path = run.len() <= 512 && run.split('/').filter(|c| wordy(c)).nth(1).is_some()
+        let path = host.is_some()
+            || run.len() <= 512 && run.split('/').filter(|c| wordy(c)).nth(1).is_some()
             || run
                 .split('/')
                 .any(|c| ID_PREFIXES.iter().any(|x| c.starts_with(x)));

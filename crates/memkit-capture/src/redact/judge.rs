@@ -202,10 +202,14 @@ pub(super) fn classify_name(name: &str) -> Option<(Strength, &'static str)> {
     None
 }
 
-/// An empty value, a mask (`****`), a marker, or a reference to the secret rather than the
-/// secret itself (`$DB_PASSWORD`, `${TOKEN}`, `%PASS%`, `{{ .token }}`, `<your-key>`).
+/// An empty value, a mask (`****`, `xxxx-xxxx`), a marker, a reference to the secret rather
+/// than the secret itself (`$DB_PASSWORD`, `${TOKEN}`, `%PASS%`, `{{ .token }}`, `{password}`,
+/// `%(password)s`), or words that ask for one (`<your-key>`, `[Your Password]`, `YOUR_API_KEY`,
+/// `your-secret-key-here`, `changeme`).
 pub(super) fn is_placeholder(v: &str) -> bool {
     let t = v.trim();
+    let lower = t.to_ascii_lowercase();
+    let enclosed = |o: char, c: char| t.len() >= 2 && t.starts_with(o) && t.ends_with(c);
     t.is_empty()
         || t.contains("[REDACTED:")
         || t.chars()
@@ -213,9 +217,58 @@ pub(super) fn is_placeholder(v: &str) -> bool {
         || t.starts_with('$')
         || (t.starts_with('%') && t.ends_with('%'))
         || t.starts_with("{{")
-        || (t.starts_with('<') && t.ends_with('>'))
-        || KEYWORDS.contains(&t.to_ascii_lowercase().as_str())
+        || enclosed('<', '>')
+        || enclosed('[', ']')
+        || enclosed('{', '}')
+        || (t.starts_with("%(") && t.ends_with(")s"))
+        || KEYWORDS.contains(&lower.as_str())
+        || PLACEHOLDER_WORDS.contains(&lower.as_str())
+        || asks_for_one(t)
         || is_constant_name(t)
+}
+
+/// Values that stand for any secret.
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "changeme",
+    "change_me",
+    "change-me",
+    "changeit",
+    "example",
+    "placeholder",
+    "dummy",
+    "sample",
+    "test",
+    "testing",
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "foo",
+    "bar",
+    "foobar",
+    "todo",
+    "tbd",
+];
+
+/// Words telling the reader to put their own secret there: `your_api_key`, `YourToken`,
+/// `my-secret-key`, `insert_token_here`.
+fn asks_for_one(t: &str) -> bool {
+    const FIRST: [&str; 9] = [
+        "your", "my", "some", "insert", "enter", "replace", "put", "paste", "add",
+    ];
+    let starts = |w: &str| t.get(..w.len()).is_some_and(|p| p.eq_ignore_ascii_case(w));
+    if !FIRST.iter().any(|w| starts(w)) {
+        return false;
+    }
+    let words = name_words(t);
+    let Some(first) = words.first() else {
+        return false;
+    };
+    words.len() >= 2
+        && FIRST.contains(&first.as_str())
+        && words.iter().all(|w| {
+            w.bytes().all(|c| c.is_ascii_lowercase()) || w.bytes().all(|c| c.is_ascii_digit())
+        })
 }
 
 /// `YOUR_API_KEY`, `API_TOKEN`: the name of a secret (an environment variable, a docs

@@ -112,7 +112,7 @@ pub(super) const RULES: &[Rule] = &[
         AUTHORIZATION,
         header_check,
     ),
-    checked("cookie", &["cookie"], COOKIE, header_check),
+    scan("cookie", &["cookie"], cookie_spans),
     scan("url_secret", &["?", "&", ";"], url_param_spans),
     rule("password", &["mysql", "mariadb"], MYSQL, 1).also(&[" -p"]),
     checked(
@@ -148,7 +148,7 @@ pub(super) const RULES: &[Rule] = &[
         "password",
         &["auth=(", "auth = (", "auth("],
         AUTH_TUPLE,
-        plain_value_check,
+        literal_check,
     ),
     // `--password VALUE`, `--api-key VALUE`.
     scan("password", NAME_TRIGGERS, flag_spans).also(&["--"]),
@@ -278,6 +278,14 @@ pub(super) fn triggered(c: &Compiled, text: &str) -> [bool; RULES.len()] {
     hit
 }
 
+/// Compiles a static pattern: ASCII only, over bytes.
+pub(super) fn compile(pattern: &str) -> Regex {
+    regex::bytes::RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .expect("static pattern")
+}
+
 /// The spans one rule redacts in `text`.
 pub(super) fn rule_matches(i: usize, text: &str) -> Vec<(Range<usize>, &'static str)> {
     let rule = &RULES[i];
@@ -286,12 +294,7 @@ pub(super) fn rule_matches(i: usize, text: &str) -> Vec<(Range<usize>, &'static 
         Find::Regex(p, g) => (p, g, None),
         Find::Checked(p, c) => (p, 0, Some(c)),
     };
-    let re = compiled().regexes[i].get_or_init(|| {
-        regex::bytes::RegexBuilder::new(pattern)
-            .unicode(false)
-            .build()
-            .expect("static pattern")
-    });
+    let re = compiled().regexes[i].get_or_init(|| compile(pattern));
     let mut groups: Vec<Option<Range<usize>>> = Vec::new();
     re.captures_iter(text.as_bytes())
         .filter_map(|c| {

@@ -6,13 +6,15 @@
 //! 2. pattern rules for secrets known by their context: key blocks (also without their END
 //!    line), credentials in URLs, headers and command lines, `name = value` where the name says
 //!    secret (`AWS_SECRET_ACCESS_KEY=`, `SECRET_KEY = '…'`, `--token X`), a password told in
-//!    prose ("the db password is Tr0ub4dor&3");
+//!    prose ("the db password is Tr0ub4dor&3"); a quoted literal in code only when it looks
+//!    generated (`password='testpassword'` is a test value);
 //! 3. in JSON objects ([`redact_value`]), any value under a key that names a secret
 //!    (`api_key`, `password`, `token`…), numbers included, and the `value` of a
 //!    `{"name": "DB_PASSWORD", "value": …}` pair;
 //! 4. a high-entropy scan: a long run that looks random (three character classes, entropy near
 //!    a random string's, frequent class changes) and is not a hash, a UUID, an id Claude's API
-//!    made (`toolu_…`, `msg_…`), a path or base64 of plain text.
+//!    made (`toolu_…`, `msg_…`), a path, a URL's host, base64 of plain text, or a public hash
+//!    where one is expected (`integrity="sha384-…"`, go.sum's `h1:…`).
 //!
 //! A hook has a budget of a few milliseconds, so the regexes are compiled lazily and only run on
 //! text that contains one of their literal triggers (plain substring searches find those), and
@@ -22,8 +24,12 @@
 //! One file per family of secret: `tokens` (layer 1), `keys` (key blocks, password hashes),
 //! `urls` (URLs and headers), `commands` (command lines), `assign` (assignments and JSON keys),
 //! `prose`, `entropy` (layer 4); `judge` holds what they share (does a name say secret, is a
-//! value code or a placeholder); `kinds` is the table of rules in the order they run; `config`
-//! the `[redact]` table.
+//! value code or a placeholder), `literal` whether a literal is the secret or a test value
+//! (`'testpassword'`, `'Bearer valid_token'`); `kinds` is the table of rules in the order they
+//! run; `config` the `[redact]` table.
+//!
+//! A redaction replaces the secret's value and nothing else: quotes, the key's name, markup
+//! around it, a URL's scheme and host, a header's scheme stay.
 
 mod assign;
 mod commands;
@@ -32,6 +38,7 @@ mod entropy;
 mod judge;
 mod keys;
 mod kinds;
+mod literal;
 mod prose;
 #[cfg(test)]
 mod tests;
@@ -50,16 +57,20 @@ use entropy::*;
 use judge::*;
 use keys::*;
 use kinds::*;
+use literal::*;
 use prose::*;
 use tokens::*;
 use urls::*;
 
 pub use config::{Settings, configure};
+pub use urls::url_hosts;
 
 /// The redactor's version, kept in the store beside what it redacted: bump it whenever a rule
 /// is added or widened (a new prefix, kind, pattern or name word), so that `mem pipeline`
-/// rewrites the rows an older redactor stored (see `crate::reredact`).
-pub const VERSION: u32 = 1;
+/// rewrites the rows an older redactor stored (see `crate::reredact`). Version 2 narrowed the
+/// rules (test values, placeholders, markup, URL hosts and public hashes stay): rows version 1
+/// over-redacted cannot be restored, and today's rules leave them as they are.
+pub const VERSION: u32 = 2;
 
 fn marker(kind: &str) -> String {
     format!("[REDACTED:{kind}]")
@@ -208,8 +219,20 @@ fn redact_secret_value(v: &mut Value, kind: &'static str, s: &Settings, weak: bo
         Value::String(x) => {
             let keep =
                 is_placeholder(x) || is_prose(x) || s.allowed(x) || (weak && !looks_random(x));
+            // `{"Authorization": "Bearer …"}`: the scheme stays.
+            let scheme = match x.split_once(' ') {
+                Some((sc, rest))
+                    if kind == "authorization"
+                        && !rest.is_empty()
+                        && !rest.contains(' ')
+                        && sc.bytes().all(|c| c.is_ascii_alphabetic()) =>
+                {
+                    sc.len() + 1
+                }
+                _ => 0,
+            };
             if !keep {
-                *v = Value::String(marker(kind));
+                *v = Value::String(format!("{}{}", &x[..scheme], marker(kind)));
             } else {
                 redact_value_with(v, s, true);
             }

@@ -65,7 +65,8 @@ pub(super) fn natural_spans(hay: &str) -> Vec<(Range<usize>, &'static str)> {
     ]
     .iter()
     .flat_map(|stem| memchr::memmem::find_iter(lower.as_bytes(), stem.as_bytes()))
-    .filter(|&i| i == 0 || !is_word_byte(b[i - 1]))
+    // (`&token=…` is a query string's: the URL rule judges it.)
+    .filter(|&i| i == 0 || !(is_word_byte(b[i - 1]) || matches!(b[i - 1], b'?' | b'&' | b';')))
     .collect();
     starts.sort_unstable();
     let mut next = 0;
@@ -123,9 +124,13 @@ pub(super) fn natural_spans(hay: &str) -> Vec<(Range<usize>, &'static str)> {
         let r = if quoted { r } else { trim_bare(hay, r) };
         let v = &hay[r.clone()];
         let secret = if quoted {
-            v.chars().count() >= 3 && !is_placeholder(v) && !is_code(v, "")
+            !is_code(v, "") && real_literal(v, word)
         } else {
-            password_like(v)
+            // `password name=password>` is markup going on, not a value.
+            let attribute = v
+                .split_once('=')
+                .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|c| c.is_ascii_alphabetic()));
+            password_like(v) && !attribute && !repeats_name(v, word)
         };
         if secret && spans.last().is_none_or(|(p, _)| p.end <= r.start) {
             next = r.end;

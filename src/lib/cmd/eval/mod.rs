@@ -1,13 +1,15 @@
 //! mem-eval: measurement built in. `retrieval` scores memkit's search on a retrieval set beside
 //! a textbook BM25 over the same text, in the same run; `context` replays transcripts;
 //! `compression` scores stored observations against their captures; `health` reports the state
-//! of the memory and exits 1 naming what needs doing.
+//! of the memory and exits 1 naming what needs doing; `redaction` counts the redactor's false
+//! positives beside its recall.
 
 mod benchmark;
 mod compression;
 mod context;
 mod health;
 mod recall;
+mod redaction;
 mod retrieval;
 mod shared;
 
@@ -21,6 +23,7 @@ pub use compression::CompressionArgs;
 pub use context::ContextArgs;
 pub use health::HealthArgs;
 pub use recall::RecallArgs;
+pub use redaction::RedactionArgs;
 pub use retrieval::RetrievalArgs;
 
 pub const TOOL: crate::cli::Tool = crate::cli::Tool {
@@ -51,6 +54,10 @@ pub const TOOL: crate::cli::Tool = crate::cli::Tool {
         (
             "mem-eval retrieval --corpus c.jsonl --queries q.jsonl --qrels q.tsv --mode bm25,textbook --run run.tsv",
             "Two retrievers on a BEIR-layout set; their rankings written as a TREC run file.",
+        ),
+        (
+            "mem-eval redaction tests/fixtures/redaction tests/fixtures/transcripts --secrets tests/fixtures/secrets/corpus.jsonl",
+            "Redactions per 1,000 benign messages by family, beside the secrets corpus's recall.",
         ),
     ],
 };
@@ -136,6 +143,18 @@ quiet as it should; failures, failures_with_earlier_fix (an earlier failure of t
 was fixed), error_answers, error_hits (the answer names that fix) and error_false_positives (it
 names none), beside the baseline that names the last observation that edited a file the failed call
 names (baseline_answers, baseline_hits, baseline_false_positives).
+
+redaction: every benign message (a note, {"text", "source"?, "file"?} a line of a .jsonl file,
+redacted as a note's text is; or an event mem-capture --transcripts reads from a Claude Code
+transcript, redacted as a capture is) goes through the redactor's built-in rules (config.toml's
+[redact] left out); every marker is a false positive.
+Printed: one eval_redaction record per family (family all: their sum) with messages, redactions,
+per_1000 (redactions per 1,000 messages), eaten (redactions that took more than a value) and
+eaten_what (what they took: markup such as <input, a quote or bracket left unclosed, words, part of
+a URL host), then one per source. With --secrets, one more (set secrets): each line's secret gone
+and its marker naming its kind (removed, recall, missed: the kinds not removed), and what those
+redactions ate. --hits adds one eval_redaction_hit record per redaction (set benign or secrets): the
+family, what was removed, 40 characters either side and what it ate.
 "#;
 
 /// Measure memkit: retrieval quality against a textbook baseline.
@@ -163,6 +182,8 @@ pub enum What {
     /// Replay transcripts through the recall hooks: file recall before each Read and edit,
     /// error recall after each failed shell call.
     Recall(RecallArgs),
+    /// Count the redactor's false positives on a benign corpus beside its recall on secrets.
+    Redaction(RedactionArgs),
 }
 
 pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
@@ -173,5 +194,6 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         What::Retrieval(a) => retrieval::run(a, io),
         What::Context(a) => context::run(a, io),
         What::Recall(a) => recall::run(a, io),
+        What::Redaction(a) => redaction::run(a, io),
     }
 }
