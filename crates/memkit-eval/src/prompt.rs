@@ -33,8 +33,9 @@ pub struct Options {
     /// Where scratch memories and the shared embedding cache live.
     pub work: PathBuf,
     pub keep: bool,
-    /// Prompts no memory bears on (`{qid, scope, text}`), and the name of their file.
-    pub noise: Option<(String, Vec<Query>)>,
+    /// Files of prompts no memory bears on (`{qid, scope, text}`): each file's name and its
+    /// prompts.
+    pub noise: Vec<(String, Vec<Query>)>,
     /// The moment every prompt is asked at (the hook's `MEM_NOW`): the block's relative times,
     /// so its tokens, are then the same in every run.
     pub now: String,
@@ -111,22 +112,20 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         said.push(ask_hook(&mem, &hook, q, &opts.now)?);
         progress("hook", i + 1, asked.len());
     }
-    let noise: Vec<Said> = match &opts.noise {
-        Some((_, prompts)) => {
-            let scopes = scopes(set);
-            let mut out = Vec::with_capacity(prompts.len());
-            for (i, p) in prompts.iter().enumerate() {
-                let mut q = p.clone();
-                if !scopes.contains(&q.scope.as_str()) {
-                    q.scope = scopes[i % scopes.len()].to_string();
-                }
-                out.push(ask_hook(&mem, &hook, &q, &opts.now)?);
-                progress("noise", i + 1, prompts.len());
+    let scopes = scopes(set);
+    let mut noise: Vec<Vec<Said>> = Vec::new();
+    for (_, prompts) in &opts.noise {
+        let mut out = Vec::with_capacity(prompts.len());
+        for (i, p) in prompts.iter().enumerate() {
+            let mut q = p.clone();
+            if !scopes.contains(&q.scope.as_str()) {
+                q.scope = scopes[i % scopes.len()].to_string();
             }
-            out
+            out.push(ask_hook(&mem, &hook, &q, &opts.now)?);
+            progress("noise", i + 1, prompts.len());
         }
-        None => vec![],
-    };
+        noise.push(out);
+    }
     // mem-search caches each query's vector in the store: a kept memory must hold none, or
     // the hook run on it again would find them.
     memkit_core::store::query_only(&mem.searcher.conn, true)?;
@@ -148,8 +147,8 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         })
         .collect();
     let mut rows = figures(set, &asked, &said, &search, &textbook);
-    if let Some((name, _)) = &opts.noise {
-        rows.push(noise_row(&set.name, name, &noise));
+    for ((name, _), said) in opts.noise.iter().zip(&noise) {
+        rows.push(noise_row(&set.name, name, said));
     }
     let home = mem.finish(opts.keep)?;
     Ok(Outcome { rows, home })

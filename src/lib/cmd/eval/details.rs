@@ -70,7 +70,7 @@ mem-search's default search (search, as mem-search --project SCOPE runs it) and 
 (textbook), each given k = 1, 2, 3 items and the hook's own mean (a fraction of a question gets the
 next item). --noise FILE ({qid, scope, text} per line: prompts no memory bears on; a scope the set
 lacks is replaced by the set's scopes in turn, so one set's questions can be asked against
-another's scopes) adds a noise row: the share of those prompts the hook left silent, the items and
+another's scopes) adds a noise row (--noise may be given again, a row per file): the share of those prompts the hook left silent, the items and
 tokens it injected.
 
 context: each project's sessions are replayed in time order in a scratch memory: before each session

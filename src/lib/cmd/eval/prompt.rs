@@ -14,9 +14,9 @@ pub struct PromptArgs {
     #[command(flatten)]
     pub set: SetArgs,
     /// Prompts no memory bears on ({qid, scope, text} per line), each asked in its scope, or in
-    /// the set's scopes in turn when the set has no such scope.
+    /// the set's scopes in turn when the set has no such scope; a row per file.
     #[arg(long, value_name = "FILE")]
-    pub noise: Option<PathBuf>,
+    pub noise: Vec<PathBuf>,
     /// The hook command the questions go to [default: the UserPromptSubmit command mem-install
     /// registers, with the programs beside mem-eval].
     #[arg(long, value_name = "CMD")]
@@ -43,15 +43,11 @@ pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
         None => crate::install::hooks::prompt_command(&crate::tools::bin_dir()?)
             .ok_or_else(|| Error::other("mem-context is not beside mem-eval: give --hook"))?,
     };
-    let noise = match &a.noise {
-        Some(p) => Some((
-            p.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            retrieval::data::jsonl(p)?,
-        )),
-        None => None,
-    };
+    let noise = a
+        .noise
+        .iter()
+        .map(|p| Ok((noise_name(p), retrieval::data::jsonl(p)?)))
+        .collect::<Result<Vec<_>>>()?;
     // Checked here; the hook reads it as its MEM_NOW.
     let now = match &a.now {
         Some(t) => crate::search::parse_bound(t, false)
@@ -84,4 +80,18 @@ pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
     }
     io.listing(&out.rows, &columns)?;
     Ok(Outcome::Ok)
+}
+
+/// A noise file's name in the figures: its stem, or its directory's name for a set's
+/// queries.jsonl (another set's questions).
+fn noise_name(p: &std::path::Path) -> String {
+    let stem = |p: &std::path::Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    match p.parent() {
+        Some(d) if stem(p) == "queries" => format!("{}/queries", stem(d)),
+        _ => stem(p),
+    }
 }
