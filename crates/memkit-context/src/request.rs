@@ -230,7 +230,7 @@ fn prompt_block(
             ..Filters::default()
         }
     };
-    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg)?)?;
+    let found = prompt::bearing(s, &text, filters, req.project.clone())?;
     if found.is_empty() {
         return Ok(());
     }
