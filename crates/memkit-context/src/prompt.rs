@@ -115,23 +115,8 @@ pub fn relevant(
     limit: usize,
     th: Thresholds,
 ) -> Result<Vec<Relevant>> {
-    let Some(b) = &s.bm25 else {
-        return Err(Error::other(format!(
-            "no BM25 index ({})",
-            s.bm25_error.as_deref().unwrap_or("missing")
-        )));
-    };
-    let terms = query_terms(s, text)?;
-    let known: Vec<&QTerm> = terms.iter().filter(|t| t.known).collect();
-    let informative = known.iter().filter(|t| t.informative).count();
-    if informative == 0 {
+    let Some(q) = Weighed::of(s, text, th)? else {
         return Ok(vec![]);
-    }
-    let mass: f64 = terms.iter().map(|t| t.idf).sum();
-    let need_terms = if informative == 1 && known.iter().any(|t| t.rare) {
-        1
-    } else {
-        th.terms.max(1)
     };
     let req = Request {
         text: text.to_string(),
@@ -142,17 +127,16 @@ pub fn relevant(
         ..Default::default()
     };
     let hits = s.search(&req)?;
-    let mut analyzer = b.analyzer()?;
+    let mut analyzer = q.bm25.analyzer()?;
     let mut out = Vec::new();
     for hit in hits {
-        let matched = matched(&mut analyzer, &known, &hit);
-        let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / mass;
+        let (coverage, matched) = q.hit(&mut analyzer, &hit);
         let strong: Vec<String> = matched
             .iter()
             .filter(|t| t.informative)
             .map(|t| t.text.clone())
             .collect();
-        if coverage >= th.coverage && strong.len() >= need_terms {
+        if q.clearly(coverage, &strong) {
             out.push(Relevant {
                 hit,
                 coverage,
@@ -173,24 +157,10 @@ pub fn bearing(
     current_project: Option<String>,
     th: Thresholds,
 ) -> Result<Vec<Relevant>> {
-    let Some(b) = &s.bm25 else {
-        return Err(Error::other(format!(
-            "no BM25 index ({})",
-            s.bm25_error.as_deref().unwrap_or("missing")
-        )));
-    };
-    let terms = query_terms(s, text)?;
-    let known: Vec<&QTerm> = terms.iter().filter(|t| t.known).collect();
-    let informative = known.iter().filter(|t| t.informative).count();
-    if informative == 0 {
+    let Some(q) = Weighed::of(s, text, th)? else {
         return Ok(vec![]);
-    }
-    let need_terms = if informative == 1 && known.iter().any(|t| t.rare) {
-        1
-    } else {
-        th.terms.max(1)
     };
-    let mass: f64 = terms.iter().map(|t| t.idf).sum();
+    let b = q.bm25;
     let index = b.reader.searcher();
     let n = (index.num_docs() as f64).max(1.0);
     // The records the prompt's ranking is drawn from: its projects', else all.
@@ -217,8 +187,7 @@ pub fn bearing(
     let weighed: Vec<(f64, Vec<String>, bool)> = hits
         .iter()
         .map(|hit| {
-            let matched = matched(&mut analyzer, &known, hit);
-            let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / mass;
+            let (coverage, matched) = q.hit(&mut analyzer, hit);
             // A word the project holds is in at least one of its records.
             let chance = matched
                 .iter()
@@ -233,7 +202,7 @@ pub fn bearing(
             // Clearly relevant on its own, as another project's memory must be, also opens it:
             // where records repeat each other, words meet far more often than chance says.
             let opens = (coverage >= GATE_COVERAGE && chance <= GATE_CHANCE)
-                || (coverage >= th.coverage && strong.len() >= need_terms);
+                || q.clearly(coverage, &strong);
             (coverage, strong, opens)
         })
         .collect();
@@ -269,24 +238,71 @@ fn head(hits: &[(f64, bool)]) -> usize {
     close.max(FEWEST).min(hits.len())
 }
 
-/// The query terms a hit's text holds.
-fn matched<'a>(
-    analyzer: &mut tantivy::tokenizer::TextAnalyzer,
-    known: &[&'a QTerm],
-    hit: &Hit,
-) -> Vec<&'a QTerm> {
-    let mut doc_terms: HashSet<String> = HashSet::new();
-    for part in hit_texts(hit) {
-        let mut stream = analyzer.token_stream(part);
-        while let Some(t) = stream.next() {
-            doc_terms.insert(t.text.clone());
+/// A query weighed for the tests: its terms, their IDF mass, and the informative terms a memory
+/// must hold to be clearly relevant on its own.
+struct Weighed<'a> {
+    bm25: &'a memkit_search::index::bm25::Bm25,
+    terms: Vec<QTerm>,
+    mass: f64,
+    need_terms: usize,
+    th: Thresholds,
+}
+
+impl<'a> Weighed<'a> {
+    /// `None` when the query has no informative term (nothing can be relevant); an error
+    /// without the BM25 index, whose statistics say which words are informative.
+    fn of(s: &'a Searcher, text: &str, th: Thresholds) -> Result<Option<Weighed<'a>>> {
+        let Some(bm25) = &s.bm25 else {
+            return Err(Error::other(format!(
+                "no BM25 index ({})",
+                s.bm25_error.as_deref().unwrap_or("missing")
+            )));
+        };
+        let terms = query_terms(s, text)?;
+        let informative = terms.iter().filter(|t| t.informative).count();
+        if informative == 0 {
+            return Ok(None);
         }
+        let need_terms = if informative == 1 && terms.iter().any(|t| t.rare) {
+            1
+        } else {
+            th.terms.max(1)
+        };
+        Ok(Some(Weighed {
+            bm25,
+            mass: terms.iter().map(|t| t.idf).sum(),
+            terms,
+            need_terms,
+            th,
+        }))
     }
-    known
-        .iter()
-        .copied()
-        .filter(|t| doc_terms.contains(&t.text))
-        .collect()
+
+    /// A hit's coverage and the known query terms its text holds.
+    fn hit(
+        &self,
+        analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+        hit: &Hit,
+    ) -> (f64, Vec<&QTerm>) {
+        let mut doc_terms: HashSet<String> = HashSet::new();
+        for part in hit_texts(hit) {
+            let mut stream = analyzer.token_stream(part);
+            while let Some(t) = stream.next() {
+                doc_terms.insert(t.text.clone());
+            }
+        }
+        let matched: Vec<&QTerm> = self
+            .terms
+            .iter()
+            .filter(|t| t.known && doc_terms.contains(&t.text))
+            .collect();
+        let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / self.mass;
+        (coverage, matched)
+    }
+
+    /// The per-memory test: enough of the query's mass and of its informative terms.
+    fn clearly(&self, coverage: f64, strong: &[String]) -> bool {
+        coverage >= self.th.coverage && strong.len() >= self.need_terms
+    }
 }
 
 fn hit_texts(h: &Hit) -> Vec<&str> {
