@@ -7,18 +7,13 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::{Env, bin, fixtures, jsonl, show};
+use crate::{Env, fixtures, jsonl, show};
 
 /// The UserPromptSubmit command that answers with memories, as mem-install writes it.
 fn registered_prompt_hook(env: &Env) -> String {
     let settings = env.dir.path().join("settings.json");
-    let bin_dir = bin("mem").parent().unwrap().display().to_string();
-    let s = settings.to_str().unwrap();
-    env.ok(
-        "mem-install",
-        &["--settings", s, "--bin-dir", &bin_dir, "--no-copy"],
-        b"",
-    );
+    let out = crate::install::install_into(env, &settings);
+    assert!(out.status.success(), "{}", show(&out));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     let commands: Vec<String> = v["hooks"]["UserPromptSubmit"]
         .as_array()
