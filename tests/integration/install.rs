@@ -246,7 +246,7 @@ fn a_settings_file_that_cannot_be_written_is_named_with_the_cause() {
 }
 
 /// `mem-install --settings FILE` with this build's binaries.
-fn install_into(env: &Env, settings: &std::path::Path) -> std::process::Output {
+pub(crate) fn install_into(env: &Env, settings: &std::path::Path) -> std::process::Output {
     let bin_dir = bin("mem").parent().unwrap().display().to_string();
     env.run(
         "mem-install",

@@ -17,6 +17,7 @@ mod learn;
 mod mcp;
 mod pipeline;
 mod privacy;
+mod prompt_eval;
 mod recall;
 mod records;
 mod redact;

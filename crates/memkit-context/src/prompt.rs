@@ -1,14 +1,30 @@
-//! "Clearly relevant": the test a memory must pass before it is put in front of Claude without
-//! being asked for (per prompt, or from another project at SessionStart).
+//! "Clearly relevant": the tests a memory must pass before it is put in front of Claude without
+//! being asked for: per prompt ([`bearing`]), or from another project at SessionStart
+//! ([`relevant`]).
 //!
 //! BM25 scores are not comparable across queries, so they cannot carry a threshold. Instead the
 //! query's analysed terms (English function words and request phrasing left out) are weighed by
-//! their IDF in the index, and a memory must (a) contain at least two informative terms of the
-//! query (one when the query has a single informative term and it is rare), and (b) hold at
-//! least half of the query's IDF mass. A word no memory contains weighs as much as the rarest
-//! word: a prompt about something never seen ("kubernetes ingress") is not about a memory that
-//! shares its filler words. A common word ("fix", "test") is not informative and brings nothing
-//! alone.
+//! their IDF in the index, and a memory's coverage is the share of the query's IDF mass it
+//! holds. A word no memory contains weighs as much as the rarest word: a prompt about something
+//! never seen ("kubernetes ingress") is not about a memory that shares its filler words. A
+//! common word ("fix", "test") is not informative and brings nothing alone.
+//!
+//! Another project's memory must contain at least two informative terms of the query (one when
+//! the query has a single informative term and it is rare) and half its IDF mass.
+//!
+//! A prompt's gate asks whether memory bears on the prompt at all, then how much of the ranking
+//! to show. It speaks when one of the first [`LOOK`] hits both covers [`GATE_COVERAGE`] of the
+//! prompt's mass and holds its matched words together more than chance would: the records of
+//! the prompt's project expected to hold those words by chance (each word's share of the index's
+//! records, multiplied, times the project's records) must be at most [`GATE_CHANCE`]. That
+//! expectation is the store's own calibration: a word is as telling as it is rare here, and a
+//! project of long records (where any few words meet) needs rarer words to meet than one of short
+//! turns. A hit that passes another project's test opens it too (records that repeat each other
+//! hold their words together far more often than chance says). Then it gives the ranking's head, in the search's own order (its first item is the
+//! search's first hit): at least [`FEWEST`] items, and as far as the last of the first [`MOST`]
+//! whose coverage is within [`CLOSE`] of the best. Measured on locomo-dev, qmsum-val and
+//! musique-100 with the dev noise prompts (2026-12, lexical search): hit rate .386 → .52, .165 →
+//! .44, .31 → .89, the dev noise prompts still at least 97% silent on each.
 
 use std::collections::HashSet;
 
@@ -22,6 +38,18 @@ use memkit_search::search::{Engine, Filters, Request, Searcher};
 const INFORMATIVE_SHARE: f64 = 0.15;
 /// A lone informative term must be at least this rare (share of memories) to count alone.
 const RARE_SHARE: f64 = 0.02;
+
+/// The hits of a prompt's ranking the gate reads.
+pub const LOOK: usize = 10;
+/// The coverage a hit must reach for the prompt's gate to open.
+pub const GATE_COVERAGE: f64 = 0.3;
+/// The most records of the project expected to hold a hit's matched words by chance.
+pub const GATE_CHANCE: f64 = 0.3;
+/// The items of an open gate: at least this many, at most [`MOST`], as far as the last whose
+/// coverage is [`CLOSE`] of the best.
+pub const FEWEST: usize = 2;
+pub const MOST: usize = 6;
+pub const CLOSE: f64 = 0.7;
 
 /// Words that carry no topic: English function words and the phrasing of requests, as the
 /// English stemmer leaves them.
@@ -70,6 +98,8 @@ struct QTerm {
     text: String,
     /// Some memory contains it.
     known: bool,
+    /// Memories that contain it.
+    df: f64,
     idf: f64,
     informative: bool,
     rare: bool,
@@ -85,23 +115,8 @@ pub fn relevant(
     limit: usize,
     th: Thresholds,
 ) -> Result<Vec<Relevant>> {
-    let Some(b) = &s.bm25 else {
-        return Err(Error::other(format!(
-            "no BM25 index ({})",
-            s.bm25_error.as_deref().unwrap_or("missing")
-        )));
-    };
-    let terms = query_terms(s, text)?;
-    let known: Vec<&QTerm> = terms.iter().filter(|t| t.known).collect();
-    let informative = known.iter().filter(|t| t.informative).count();
-    if informative == 0 {
+    let Some(q) = Weighed::of(s, text, th)? else {
         return Ok(vec![]);
-    }
-    let mass: f64 = terms.iter().map(|t| t.idf).sum();
-    let need_terms = if informative == 1 && known.iter().any(|t| t.rare) {
-        1
-    } else {
-        th.terms.max(1)
     };
     let req = Request {
         text: text.to_string(),
@@ -112,28 +127,16 @@ pub fn relevant(
         ..Default::default()
     };
     let hits = s.search(&req)?;
-    let mut analyzer = b.analyzer()?;
+    let mut analyzer = q.bm25.analyzer()?;
     let mut out = Vec::new();
     for hit in hits {
-        let mut doc_terms: HashSet<String> = HashSet::new();
-        for part in hit_texts(&hit) {
-            let mut stream = analyzer.token_stream(part);
-            while let Some(t) = stream.next() {
-                doc_terms.insert(t.text.clone());
-            }
-        }
-        let matched: Vec<&QTerm> = known
-            .iter()
-            .copied()
-            .filter(|t| doc_terms.contains(&t.text))
-            .collect();
-        let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / mass;
+        let (coverage, matched) = q.hit(&mut analyzer, &hit);
         let strong: Vec<String> = matched
             .iter()
             .filter(|t| t.informative)
             .map(|t| t.text.clone())
             .collect();
-        if coverage >= th.coverage && strong.len() >= need_terms {
+        if q.clearly(coverage, &strong) {
             out.push(Relevant {
                 hit,
                 coverage,
@@ -143,6 +146,163 @@ pub fn relevant(
     }
     out.truncate(limit);
     Ok(out)
+}
+
+/// What memory has on a prompt: nothing when no hit opens the gate, else the head of the
+/// ranking (see the module doc), best first. Needs the BM25 index, as [`relevant`] does.
+pub fn bearing(
+    s: &Searcher,
+    text: &str,
+    filters: Filters,
+    current_project: Option<String>,
+    th: Thresholds,
+) -> Result<Vec<Relevant>> {
+    let Some(q) = Weighed::of(s, text, th)? else {
+        return Ok(vec![]);
+    };
+    let b = q.bm25;
+    let index = b.reader.searcher();
+    let n = (index.num_docs() as f64).max(1.0);
+    // The records the prompt's ranking is drawn from: its projects', else all.
+    let here = match &filters.projects {
+        Some(ps) => {
+            ps.iter()
+                .map(|p| index.doc_freq(&Term::from_field_text(b.fields.project, p)))
+                .sum::<tantivy::Result<u64>>()
+                .map_err(|e| memkit_search::index::index_err("doc freq", e))? as f64
+        }
+        None => n,
+    }
+    .max(1.0);
+    let req = Request {
+        text: text.to_string(),
+        filters,
+        limit: LOOK,
+        current_project,
+        engine: Engine::Auto,
+        ..Default::default()
+    };
+    let hits = s.search(&req)?;
+    let mut analyzer = b.analyzer()?;
+    let weighed: Vec<(f64, Vec<String>, bool)> = hits
+        .iter()
+        .map(|hit| {
+            let (coverage, matched) = q.hit(&mut analyzer, hit);
+            // A word the project holds is in at least one of its records.
+            let chance = matched
+                .iter()
+                .map(|t| (t.df / n).max(1.0 / here))
+                .product::<f64>()
+                * here;
+            let strong: Vec<String> = matched
+                .iter()
+                .filter(|t| t.informative)
+                .map(|t| t.text.clone())
+                .collect();
+            // Clearly relevant on its own, as another project's memory must be, also opens it:
+            // where records repeat each other, words meet far more often than chance says.
+            let opens = (coverage >= GATE_COVERAGE && chance <= GATE_CHANCE)
+                || q.clearly(coverage, &strong);
+            (coverage, strong, opens)
+        })
+        .collect();
+    let shown = head(&weighed.iter().map(|w| (w.0, w.2)).collect::<Vec<_>>());
+    Ok(hits
+        .into_iter()
+        .zip(weighed)
+        .take(shown)
+        .map(|(hit, (coverage, matched, _))| Relevant {
+            hit,
+            coverage,
+            matched,
+        })
+        .collect())
+}
+
+/// How many of a ranking's head to give, from each hit's coverage and whether it opens the
+/// gate: none when no hit does.
+fn head(hits: &[(f64, bool)]) -> usize {
+    let Some(best) = hits
+        .iter()
+        .filter(|h| h.1)
+        .map(|h| h.0)
+        .max_by(f64::total_cmp)
+    else {
+        return 0;
+    };
+    let close = hits
+        .iter()
+        .take(MOST)
+        .rposition(|h| h.0 >= CLOSE * best)
+        .map_or(0, |i| i + 1);
+    close.max(FEWEST).min(hits.len())
+}
+
+/// A query weighed for the tests: its terms, their IDF mass, and the informative terms a memory
+/// must hold to be clearly relevant on its own.
+struct Weighed<'a> {
+    bm25: &'a memkit_search::index::bm25::Bm25,
+    terms: Vec<QTerm>,
+    mass: f64,
+    need_terms: usize,
+    th: Thresholds,
+}
+
+impl<'a> Weighed<'a> {
+    /// `None` when the query has no informative term (nothing can be relevant); an error
+    /// without the BM25 index, whose statistics say which words are informative.
+    fn of(s: &'a Searcher, text: &str, th: Thresholds) -> Result<Option<Weighed<'a>>> {
+        let Some(bm25) = &s.bm25 else {
+            return Err(Error::other(format!(
+                "no BM25 index ({})",
+                s.bm25_error.as_deref().unwrap_or("missing")
+            )));
+        };
+        let terms = query_terms(s, text)?;
+        let informative = terms.iter().filter(|t| t.informative).count();
+        if informative == 0 {
+            return Ok(None);
+        }
+        let need_terms = if informative == 1 && terms.iter().any(|t| t.rare) {
+            1
+        } else {
+            th.terms.max(1)
+        };
+        Ok(Some(Weighed {
+            bm25,
+            mass: terms.iter().map(|t| t.idf).sum(),
+            terms,
+            need_terms,
+            th,
+        }))
+    }
+
+    /// A hit's coverage and the known query terms its text holds.
+    fn hit(
+        &self,
+        analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+        hit: &Hit,
+    ) -> (f64, Vec<&QTerm>) {
+        let mut doc_terms: HashSet<String> = HashSet::new();
+        for part in hit_texts(hit) {
+            let mut stream = analyzer.token_stream(part);
+            while let Some(t) = stream.next() {
+                doc_terms.insert(t.text.clone());
+            }
+        }
+        let matched: Vec<&QTerm> = self
+            .terms
+            .iter()
+            .filter(|t| t.known && doc_terms.contains(&t.text))
+            .collect();
+        let coverage = matched.iter().map(|t| t.idf).sum::<f64>() / self.mass;
+        (coverage, matched)
+    }
+
+    /// The per-memory test: enough of the query's mass and of its informative terms.
+    fn clearly(&self, coverage: f64, strong: &[String]) -> bool {
+        coverage >= self.th.coverage && strong.len() >= self.need_terms
+    }
 }
 
 fn hit_texts(h: &Hit) -> Vec<&str> {
@@ -179,6 +339,7 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
         out.push(QTerm {
             text: t.text.clone(),
             known: df > 0.0,
+            df,
             idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
             informative: df > 0.0 && df <= (n * INFORMATIVE_SHARE).max(1.0),
             rare: df > 0.0 && df <= (n * RARE_SHARE).max(1.0),
@@ -188,4 +349,29 @@ fn query_terms(s: &Searcher, text: &str) -> Result<Vec<QTerm>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_runs_to_the_last_close_hit_and_is_empty_when_none_opens_the_gate() {
+        assert_eq!(head(&[(0.9, false), (0.5, false)]), 0);
+        assert_eq!(head(&[]), 0);
+        // The best that opens the gate sets the bar; a close hit further down brings those
+        // above it, whatever their own coverage.
+        let hits = [
+            (0.6, true),
+            (0.2, false),
+            (0.3, false),
+            (0.45, false),
+            (0.1, false),
+        ];
+        assert_eq!(head(&hits), 4);
+        // At least FEWEST, at most MOST.
+        assert_eq!(head(&[(0.6, true), (0.1, false), (0.1, false)]), FEWEST);
+        assert_eq!(head(&[(0.6, true)]), 1);
+        assert_eq!(head(&[(0.5, true); 9]), MOST);
+    }
 }

@@ -29,6 +29,10 @@ pub struct Request {
     pub dir: Option<std::path::PathBuf>,
     /// Build as of this moment (epoch ms) instead of now: replays, tests (`--now`).
     pub now_ms: Option<i64>,
+    /// Let a prompt's search load the embedding model, as mem-search does: a process that
+    /// lives on (mem-mcp) then ranks a prompt as mem-search ranks it. A hook never does: a
+    /// model load would cost it its time.
+    pub load_model: bool,
 }
 
 pub fn thresholds(cfg: &Config) -> Result<Thresholds> {
@@ -70,7 +74,10 @@ pub fn build(
     match &req.prompt {
         Some(text) => {
             rec.budget = req.budget.min(PROMPT_BUDGET);
-            let searcher = Searcher::open(home, conn, cfg)?;
+            let mut searcher = Searcher::open(home, conn, cfg)?;
+            if req.load_model {
+                searcher.use_installed_model()?;
+            }
             prompt_block(&searcher, cfg, req, text, now_ms, &mut rec)?;
         }
         None => session_block(home, cfg, conn, req, now_ms, &mut rec)?,
@@ -229,7 +236,7 @@ fn prompt_block(
             ..Filters::default()
         }
     };
-    let found = prompt::relevant(s, &text, filters, req.project.clone(), 5, thresholds(cfg)?)?;
+    let found = prompt::bearing(s, &text, filters, req.project.clone(), thresholds(cfg)?)?;
     if found.is_empty() {
         return Ok(());
     }

@@ -261,6 +261,7 @@ fn replay(
                 budget: opts.budget,
                 dir: None,
                 now_ms: Some(now_ms),
+                load_model: false,
             },
         )?;
         let before = |list: fn(&Session) -> &Vec<(String, String)>| -> Vec<(String, String)> {

@@ -11,6 +11,7 @@ pub mod benchmark;
 pub mod compression;
 pub mod context;
 pub mod health;
+pub mod prompt;
 pub mod qag;
 pub mod recall;
 pub mod redaction;

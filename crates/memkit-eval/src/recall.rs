@@ -272,7 +272,12 @@ fn last_toucher(
 
 /// Runs the hook command on one payload, as Claude Code would, as of `at`; the
 /// additionalContext it printed, if any.
-fn ask(home: &Path, hook: &[String], payload: &Value, at: &str) -> Result<Option<String>> {
+pub(crate) fn ask(
+    home: &Path,
+    hook: &[String],
+    payload: &Value,
+    at: &str,
+) -> Result<Option<String>> {
     use std::io::Write;
     let mut child = Command::new(&hook[0])
         .args(&hook[1..])

@@ -488,6 +488,8 @@ impl Memory {
             budget,
             dir: self.dir.as_ref().map(PathBuf::from),
             now_ms: None,
+            // A prompt is ranked as the search tool ranks it.
+            load_model: config::SEARCH_MODEL_LOAD.get(&self.cfg),
         };
         context_request::thresholds(&self.cfg)?;
         let rec = context_request::build(&self.home, &self.cfg, conn, &req)?;

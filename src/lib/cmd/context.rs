@@ -94,6 +94,7 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
         budget,
         dir: Some(dir),
         now_ms: now_ms(&args)?,
+        load_model: false,
     };
     let rec = context::request::build(&home, &cfg, conn, &req)?;
     // Markdown unless a record is asked for: the block is the product, even in a pipe.
@@ -181,6 +182,7 @@ fn hook_inner(home: &Path, args: &Args) -> Result<Option<Value>> {
         },
         dir: dir.map(std::path::PathBuf::from),
         now_ms: now_ms(args)?,
+        load_model: false,
     };
     let Some(conn) = store::open_if_present_with(&cfg.home.db(), wait)? else {
         return Ok(None);

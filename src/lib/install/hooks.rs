@@ -216,30 +216,46 @@ pub fn absent(settings: &Value) -> Vec<String> {
     out
 }
 
+/// The command one handler runs: its programs found in `built`, run from `bin_dir`; `None`
+/// when none is there.
+fn command_of(programs: &[Program], built: &Path, bin_dir: &Path) -> Option<String> {
+    let parts: Vec<String> = programs
+        .iter()
+        .filter(|(tool, _)| {
+            built.join(tool).is_file()
+                // The pipeline drives mem-compress: register it only where that is.
+                && (*tool != "mem" || built.join("mem-compress").is_file())
+        })
+        .map(|(tool, args)| {
+            format!(
+                "{} {args}",
+                shell_quote(&bin_dir.join(tool).display().to_string())
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The UserPromptSubmit handler that answers with memories (mem-context's; capture's prints
+/// nothing), as mem-install registers it with the programs of `bin_dir`.
+pub fn prompt_command(bin_dir: &Path) -> Option<String> {
+    HOOKS
+        .iter()
+        .filter(|(event, programs, _)| {
+            *event == "UserPromptSubmit" && programs.first().is_some_and(|p| p.0 == "mem-context")
+        })
+        .find_map(|(_, programs, _)| command_of(programs, bin_dir, bin_dir))
+}
+
 /// Adds memkit's handlers as one matcher group per event (groups that hold only memkit's
 /// handlers are reused), for the programs found in `built`, run from `bin_dir` (where they are
 /// copied to, or `built` itself). Returns how many handlers were added.
 pub fn add_ours(hooks: &mut Map<String, Value>, built: &Path, bin_dir: &Path) -> usize {
     let mut added = 0;
     for (event, programs, timeout) in HOOKS {
-        let parts: Vec<String> = programs
-            .iter()
-            .filter(|(tool, _)| {
-                built.join(tool).is_file()
-                    // The pipeline drives mem-compress: register it only where that is.
-                    && (*tool != "mem" || built.join("mem-compress").is_file())
-            })
-            .map(|(tool, args)| {
-                format!(
-                    "{} {args}",
-                    shell_quote(&bin_dir.join(tool).display().to_string())
-                )
-            })
-            .collect();
-        if parts.is_empty() {
+        let Some(command) = command_of(programs, built, bin_dir) else {
             continue;
-        }
-        let command = parts.join("; ");
+        };
         let Some(arr) = hooks
             .entry(event.to_string())
             .or_insert_with(|| json!([]))
@@ -360,6 +376,17 @@ mod tests {
         assert!(cmds.iter().any(|c| c.contains("/mem' pipeline --detach")));
         assert_eq!(remove_ours(&mut hooks), HOOKS.len());
         assert_eq!(Value::Object(hooks), json!({"PostToolUse": [mine]}));
+    }
+
+    #[test]
+    fn the_prompt_command_is_the_registered_one_that_answers() {
+        let d = built();
+        let mut hooks = Map::new();
+        add_ours(&mut hooks, d.path(), d.path());
+        let c = prompt_command(d.path()).unwrap();
+        assert!(c.ends_with("/mem-context --hook --prompt"), "{c}");
+        assert!(our_commands(&json!({ "hooks": hooks })).contains(&c));
+        assert_eq!(prompt_command(Path::new("/nowhere")), None);
     }
 
     #[test]

@@ -335,6 +335,13 @@ pub fn checkpoint_passive(conn: &Connection) {
     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
 
+/// Makes `conn` refuse every write (or accept them again): a reader that must leave the
+/// database as it found it, caches included.
+pub fn query_only(conn: &Connection, on: bool) -> Result<()> {
+    conn.pragma_update(None, "query_only", on)?;
+    Ok(())
+}
+
 /// A list column's stored form: a JSON array of strings.
 pub fn json_list(v: &[String]) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())

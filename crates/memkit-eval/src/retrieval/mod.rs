@@ -135,21 +135,7 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         let mut rankings = Vec::with_capacity(set.queries.len());
         let mut degraded = 0;
         if mode == "textbook" {
-            let mut by_scope: HashMap<&str, Vec<&data::Doc>> = HashMap::new();
-            for d in &set.corpus {
-                by_scope.entry(&d.scope).or_default().push(d);
-            }
-            let indexes: HashMap<&str, textbook::Index> = by_scope
-                .into_iter()
-                .map(|(s, docs)| {
-                    // The title prepended, as the devsets' bm25.py does.
-                    let docs = docs.into_iter().map(|d| match &d.title {
-                        Some(t) if !t.is_empty() => (d.id.clone(), format!("{t} {}", d.text)),
-                        _ => (d.id.clone(), d.text.clone()),
-                    });
-                    (s, textbook::Index::new(docs))
-                })
-                .collect();
+            let indexes = textbook_indexes(set);
             for q in &set.queries {
                 let t = Instant::now();
                 let mut r = indexes
@@ -198,8 +184,26 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
     Ok(out)
 }
 
+/// The textbook BM25 of each scope, the title prepended as the devsets' bm25.py does.
+pub(crate) fn textbook_indexes(set: &Set) -> HashMap<&str, textbook::Index> {
+    let mut by_scope: HashMap<&str, Vec<&data::Doc>> = HashMap::new();
+    for d in &set.corpus {
+        by_scope.entry(&d.scope).or_default().push(d);
+    }
+    by_scope
+        .into_iter()
+        .map(|(s, docs)| {
+            let docs = docs.into_iter().map(|d| match &d.title {
+                Some(t) if !t.is_empty() => (d.id.clone(), format!("{t} {}", d.text)),
+                _ => (d.id.clone(), d.text.clone()),
+            });
+            (s, textbook::Index::new(docs))
+        })
+        .collect()
+}
+
 /// Every relevant document must lie in its query's scope, or the figures mean nothing.
-fn check_scopes(set: &Set) -> Result<()> {
+pub(crate) fn check_scopes(set: &Set) -> Result<()> {
     let scope_of: HashMap<&str, &str> = set
         .corpus
         .iter()
@@ -266,7 +270,7 @@ fn report(
     }
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -276,15 +280,15 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// A scratch memory holding one set.
-struct Memory {
-    home: PathBuf,
-    searcher: Searcher,
+pub(crate) struct Memory {
+    pub(crate) home: PathBuf,
+    pub(crate) searcher: Searcher,
     /// Observation id → the record's id in the set.
-    ids: HashMap<i64, String>,
+    pub(crate) ids: HashMap<i64, String>,
 }
 
 impl Memory {
-    fn build(set: &Set, opts: &Options, progress: Progress) -> Result<Memory> {
+    pub(crate) fn build(set: &Set, opts: &Options, progress: Progress) -> Result<Memory> {
         std::fs::create_dir_all(&opts.work)?;
         let home = opts.work.join(format!(
             "memory-{}-{}",
@@ -359,7 +363,7 @@ impl Memory {
     }
 
     /// A query's ranking in its scope, and the retriever the hits say was used.
-    fn search(
+    pub(crate) fn search(
         &self,
         q: &data::Query,
         engine: Engine,
@@ -389,7 +393,7 @@ impl Memory {
     }
 
     /// Deletes the scratch memory, or says where it is.
-    fn finish(self, keep: bool) -> Result<Option<PathBuf>> {
+    pub(crate) fn finish(self, keep: bool) -> Result<Option<PathBuf>> {
         let home = self.home.clone();
         drop(self);
         if keep {

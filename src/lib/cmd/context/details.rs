@@ -19,13 +19,19 @@ session's own observations come first. A layer that fails or has no data is skip
 stay; --format json shows which and why. The block ends with how to get more (mem-search, mem-report
 --obs ID).
 
---prompt: the memories of this project clearly relevant to the prompt text, at most 500 tokens, or
-nothing at all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]).
-Clearly relevant means the memory contains at least two informative words of the prompt (words that
-at most 15% of the memories contain; one word when it is the prompt's only informative word and
-rare) and at least half of the IDF weight of the prompt words that any memory contains
-(MEM_CONTEXT_PROMPT_COVERAGE, MEM_CONTEXT_PROMPT_TERMS). BM25, plus the vector index when the
-prompt's vector is already cached: no model is loaded in a hook.
+--prompt: the head of this project's search for the prompt text, at most 500 tokens, or nothing at
+all (with MEM_CONTEXT_OTHER_PROJECTS=1 other projects' too, labelled [from: <project>]). Memory speaks
+when one of the search's first 10 hits is clearly relevant: it holds at least 30% of the IDF weight
+of the prompt's words (a word no memory contains weighing as much as the rarest) and holds the words
+it matches together more than chance would (the project's records expected to hold them all by
+chance, from each word's share of the memories, at most 0.3), or it holds at least two informative
+words of the prompt (words at most 15% of the memories contain; one when it is the prompt's only
+informative word and rare) and half its IDF weight (MEM_CONTEXT_PROMPT_COVERAGE,
+MEM_CONTEXT_PROMPT_TERMS), the test other projects' memories must pass at SessionStart. A prompt
+with no informative word gets nothing. It then gives the hits in the search's order: at least 2, and
+as far as the last of the first 6 that holds at least 70% of the best one's weight. BM25, plus the
+vector index when the prompt's vector is already cached: no model is loaded in a hook (mem-mcp's
+context tool loads it, as its search tool does, unless MEM_SEARCH_MODEL_LOAD=0).
 
 --now TIME (MEM_NOW) builds the block as if it were that moment: recency and relative times are
 computed from it, so a block can be reproduced (tests, benchmarks). It sets the clock only: memories

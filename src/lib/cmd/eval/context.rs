@@ -43,17 +43,7 @@ pub fn run(a: ContextArgs, io: &mut Io) -> Result<Outcome> {
         work: a.work.clone().unwrap_or_else(retrieval::default_work),
         keep: a.keep,
     };
-    let bar = crate::render::progress_bar(io, super::shared::BAR);
-    let out = context::run(&set, &a.paths, &opts, &mut |step, done, total| {
-        if let Some(b) = &bar {
-            b.set_message(step.to_string());
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
-    })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let out = super::shared::with_progress(io, |p| context::run(&set, &a.paths, &opts, p))?;
     if let Some(path) = &a.sessions {
         let name = path.display().to_string();
         let f = std::fs::File::create(path).map_err(|e| Error::input(&name, None, e))?;

@@ -7,8 +7,9 @@ use crate::config::{self, Config};
 use crate::{Error, Result};
 use memkit_eval::retrieval::{self, Set};
 
+/// A retrieval set: its directory, or its three files.
 #[derive(Debug, clap::Args)]
-pub struct RetrievalArgs {
+pub struct SetArgs {
     /// A directory holding corpus.jsonl, queries.jsonl and qrels.tsv.
     #[arg(value_name = "DIR", required_unless_present_all = ["corpus", "queries", "qrels"])]
     pub dir: Option<PathBuf>,
@@ -18,6 +19,41 @@ pub struct RetrievalArgs {
     pub queries: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub qrels: Option<PathBuf>,
+}
+
+impl SetArgs {
+    /// The set, named after its directory (or its corpus file).
+    pub fn load(&self) -> Result<Set> {
+        let file = |given: &Option<PathBuf>, name: &str| -> Result<PathBuf> {
+            match (given, &self.dir) {
+                (Some(p), _) => Ok(p.clone()),
+                (None, Some(d)) => Ok(d.join(name)),
+                (None, None) => Err(Error::Usage(format!(
+                    "give DIR or --{}",
+                    &name[..name.find('.').unwrap_or(name.len())]
+                ))),
+            }
+        };
+        let (corpus, queries, qrels) = (
+            file(&self.corpus, "corpus.jsonl")?,
+            file(&self.queries, "queries.jsonl")?,
+            file(&self.qrels, "qrels.tsv")?,
+        );
+        let name = self
+            .dir
+            .as_ref()
+            .unwrap_or(&corpus)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Set::load(&name, &corpus, &queries, &qrels)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RetrievalArgs {
+    #[command(flatten)]
+    pub set: SetArgs,
     /// Retrievers, comma-separated: textbook, fts, bm25, vector, hybrid, hybrid+rerank.
     #[arg(
         long,
@@ -53,32 +89,10 @@ pub struct RetrievalArgs {
 }
 
 pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
-    let file = |given: &Option<PathBuf>, name: &str| -> Result<PathBuf> {
-        match (given, &a.dir) {
-            (Some(p), _) => Ok(p.clone()),
-            (None, Some(d)) => Ok(d.join(name)),
-            (None, None) => Err(Error::Usage(format!(
-                "give DIR or --{}",
-                &name[..name.find('.').unwrap_or(name.len())]
-            ))),
-        }
-    };
-    let (corpus, queries, qrels) = (
-        file(&a.corpus, "corpus.jsonl")?,
-        file(&a.queries, "queries.jsonl")?,
-        file(&a.qrels, "qrels.tsv")?,
-    );
     if a.k.is_empty() || a.k.contains(&0) || a.depth == 0 {
         return Err(Error::Usage("--k and --depth take numbers above 0".into()));
     }
-    let name = a
-        .dir
-        .as_ref()
-        .unwrap_or(&corpus)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let set = Set::load(&name, &corpus, &queries, &qrels)?;
+    let set = a.set.load()?;
     let opts = retrieval::Options {
         modes: a.mode.iter().map(|m| m.trim().to_lowercase()).collect(),
         model: a.model.clone(),
@@ -88,18 +102,7 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         depth: a.depth,
         reranker: Some(rerank_choice(&a)?),
     };
-    let bar = crate::render::progress_bar(io, super::shared::BAR);
-    let mut progress = |step: &str, done: usize, total: usize| {
-        if let Some(b) = &bar {
-            b.set_message(step.to_string());
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
-    };
-    let out = retrieval::run(&set, &opts, &mut progress)?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let out = super::shared::with_progress(io, |p| retrieval::run(&set, &opts, p))?;
     if let Some(path) = &a.run {
         retrieval::write_run(path, &out.runs)?;
     }

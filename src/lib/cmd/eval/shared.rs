@@ -30,3 +30,22 @@ pub(super) fn open_store(io: &Io) -> Result<Option<(crate::Home, Config, rusqlit
         }
     }
 }
+
+/// Runs `f` with a progress bar on a terminal, cleared when it returns.
+pub(super) fn with_progress<T>(
+    io: &Io,
+    f: impl FnOnce(memkit_eval::retrieval::Progress) -> Result<T>,
+) -> Result<T> {
+    let bar = crate::render::progress_bar(io, BAR);
+    let out = f(&mut |step, done, total| {
+        if let Some(b) = &bar {
+            b.set_message(step.to_string());
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
