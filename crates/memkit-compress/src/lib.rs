@@ -1,4 +1,4 @@
-//! Compression: queued captures become typed observations (ARCHITECTURE.md §2).
+//! Compression: queued captures become typed observations (docs/ARCHITECTURE.md, "Data flow").
 //!
 //! Captures are grouped by session and turn (the tool calls between two user prompts, the
 //! prompt being the "why"); each group becomes 1..n observations with one LLM call per group

@@ -1,4 +1,4 @@
-//! LLM backends (ARCHITECTURE.md §8): one attempt of one call, classified so the caller can
+//! LLM backends (docs/ARCHITECTURE.md, "LLM backends"): one attempt of one call, classified so the caller can
 //! decide what comes next (retry, retry with more room, give up on the group, or stop calling
 //! for the run). Retries, budgets and accounting live with the caller (`compress`).
 //!

@@ -1,4 +1,4 @@
-//! One error type whose variant decides the exit code (ARCHITECTURE.md §6), and a context
+//! One error type whose variant decides the exit code (docs/ARCHITECTURE.md, "Command-line conventions"), and a context
 //! chain (like coreutils' `map_err_context`): [`Context::context`] wraps an error with what was
 //! being done, shown as "what: cause", the cause keeping its exit code.
 

@@ -1,4 +1,4 @@
-//! The JSONL records memkit tools read and write: the one documented contract (ARCHITECTURE.md §5).
+//! The JSONL records memkit tools read and write: the one documented contract (docs/ARCHITECTURE.md, "Records on the wire").
 //!
 //! Every record is one flat JSON object on one line with a `"type"` naming it and `"v"` its
 //! version (bumped only by a breaking change). Readers ignore fields they do not know and pass

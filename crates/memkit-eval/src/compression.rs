@@ -15,7 +15,7 @@ use memkit_core::tokens;
 
 use crate::qag::Judge;
 
-/// The observation types the store knows (ARCHITECTURE.md §4).
+/// The observation types the store knows (docs/ARCHITECTURE.md, "Storage").
 pub const TYPES: &[&str] = &[
     "decision",
     "bugfix",

@@ -1,4 +1,4 @@
-//! Secret redaction (ARCHITECTURE.md §9), run on every string before it is stored or sent.
+//! Secret redaction (docs/ARCHITECTURE.md, "Safety"), run on every string before it is stored or sent.
 //!
 //! Every secret becomes `[REDACTED:<kind>]`. Four layers, in this order:
 //! 1. tokens whose prefix names them (`ghp_`, `npm_`, `hf_`, `sk_test_`, `AKIA`…): found in the

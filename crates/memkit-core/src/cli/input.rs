@@ -1,4 +1,4 @@
-//! The one reader of JSON Lines input (ARCHITECTURE.md §2 and §6): every tool that takes FILE
+//! The one reader of JSON Lines input (docs/ARCHITECTURE.md, "Data flow" and "Command-line conventions"): every tool that takes FILE
 //! or `-` reads it through [`Input`], so all of them number lines, stream and treat a bad line
 //! the same way.
 //!

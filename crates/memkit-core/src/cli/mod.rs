@@ -1,5 +1,5 @@
 //! Shared CLI plumbing: output format, records vs tables, diagnostics, exit codes
-//! (ARCHITECTURE.md §6). The only place that decides how a result becomes an exit status.
+//! (docs/ARCHITECTURE.md, "Command-line conventions"). The only place that decides how a result becomes an exit status.
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;

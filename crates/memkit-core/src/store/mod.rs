@@ -1,4 +1,4 @@
-//! The one SQLite file every tool shares (ARCHITECTURE.md §4).
+//! The one SQLite file every tool shares (docs/ARCHITECTURE.md, "Storage").
 
 mod schema;
 

@@ -1,4 +1,4 @@
-//! The search indexes kept beside the database (ARCHITECTURE.md §4): a tantivy BM25 index
+//! The search indexes kept beside the database (docs/ARCHITECTURE.md, "Storage"): a tantivy BM25 index
 //! (`$MEM_HOME/index/bm25/`) and one scanned vector index ([`flat`]) per embedding model and
 //! dimension (`$MEM_HOME/index/vectors-<model>-<dim>.vec`), plus `state.json` recording how far each
 //! was brought up to date. The database is the source of truth: an index that is missing,
