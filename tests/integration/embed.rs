@@ -698,21 +698,10 @@ fn pooling_matches_raw_onnx_runtime_in_python() {
             "manifest": manifest,
             "ids": ids,
         });
-        let mut child = std::process::Command::new(python())
-            .args(["-c", REFERENCE])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(req.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = crate::piped(
+            std::process::Command::new(python()).args(["-c", REFERENCE]),
+            req.to_string().as_bytes(),
+        );
         assert!(out.status.success(), "{}", show(&out));
         let reference: Vec<Vec<f32>> = serde_json::from_slice(&out.stdout).unwrap();
         for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {

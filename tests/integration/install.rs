@@ -324,19 +324,8 @@ fn installed_from_a_build_directory_the_hooks_survive_cargo_clean() {
         let (_, command) = commands.iter().find(|(e, _)| e == event).unwrap();
         let mut c = std::process::Command::new("sh");
         c.env_clear().envs(env.vars.iter().map(|(k, v)| (k, v)));
-        c.args(["-c", command])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        c.args(["-c", command]);
+        let out = crate::piped(&mut c, payload.to_string().as_bytes());
         assert!(out.status.success(), "{event}: {}", show(&out));
         out
     };

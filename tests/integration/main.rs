@@ -198,6 +198,20 @@ pub fn wait_for(env: &Env, what: &str, cond: impl Fn(&Env) -> bool) {
     panic!("waited a minute, still not true: {what}");
 }
 
+/// Runs `c` with `input` on its stdin and its output captured.
+pub fn piped(c: &mut std::process::Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn show(out: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}\n--- stderr\n{}",

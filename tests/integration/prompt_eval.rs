@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -37,21 +37,8 @@ fn ask(env: &Env, home: &str, command: &str, session: &str, scope: &str, prompt:
     for (k, v) in &env.vars {
         c.env(k, v);
     }
-    let mut child = c
-        .env("MEM_HOME", home)
-        .env("MEM_NOW", NOW)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    c.env("MEM_HOME", home).env("MEM_NOW", NOW);
+    let out = crate::piped(&mut c, payload.to_string().as_bytes());
     assert!(out.status.success(), "{}", show(&out));
     if out.stdout.is_empty() {
         return String::new();

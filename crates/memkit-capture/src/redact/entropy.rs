@@ -3,23 +3,6 @@
 
 use super::*;
 
-/// Shannon entropy in bits per character.
-pub(super) fn entropy(s: &[u8]) -> f64 {
-    let mut counts = [0u32; 128];
-    for &c in s {
-        counts[(c & 0x7f) as usize] += 1;
-    }
-    let n = s.len() as f64;
-    counts
-        .iter()
-        .filter(|&&k| k > 0)
-        .map(|&k| {
-            let p = k as f64 / n;
-            -p * p.log2()
-        })
-        .sum()
-}
-
 /// Share of the characters in words: a run of three or more lowercase letters, with the
 /// capital before it.
 pub(super) fn word_share(b: &[u8]) -> f64 {

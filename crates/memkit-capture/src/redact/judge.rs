@@ -477,3 +477,20 @@ pub(super) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     }
     (s.len() % 4 != 1).then_some(out)
 }
+
+/// Shannon entropy in bits per character.
+pub(super) fn entropy(s: &[u8]) -> f64 {
+    let mut counts = [0u32; 128];
+    for &c in s {
+        counts[(c & 0x7f) as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| {
+            let p = k as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}

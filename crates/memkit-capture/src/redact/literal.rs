@@ -4,7 +4,7 @@
 //! character classes, a random string's entropy, and letters that are not words: what gitleaks'
 //! generic rules ask of a value too.
 
-use super::*;
+use super::judge::{NAME_FILLER, entropy, is_placeholder, name_words, word_like};
 
 /// Words whose presence in a value says it names or stands for a secret rather than being one
 /// (`mysecretpassword`, `some_token`, `fakehashedsecret`, `example-password`).
