@@ -18,6 +18,37 @@ use sha2::{Digest, Sha256};
 use memkit_core::notice::Notice;
 use memkit_core::{Error, Result, config};
 
+/// The model used when none is configured.
+pub const DEFAULT_MODEL: &str = "qwen3-embedding-0.6b";
+/// The model used when the default one is not installed (the registries carry it).
+pub const FALLBACK_MODEL: &str = "minilm-l6";
+
+pub(super) const FETCH_HINT: &str =
+    "run scripts/fetch-models (or set ORT_DYLIB_PATH to libonnxruntime.so 1.31+)";
+
+/// The directory of a model given by name (under the model cache) or by path.
+pub fn resolve_model(spec: &str) -> Result<PathBuf> {
+    let p = Path::new(spec);
+    let dir = if spec.contains('/') || p.is_dir() {
+        p.to_path_buf()
+    } else {
+        config::models_dir().join(spec)
+    };
+    if !dir.join("model.onnx").is_file() {
+        let installable = find(&config::models_dir(), spec).ok().flatten().is_some();
+        let how = if installable {
+            format!("run mem-embed --install {spec}")
+        } else {
+            FETCH_HINT.to_string()
+        };
+        return Err(Error::other(format!(
+            "model {spec:?} not found: {} holds no model.onnx ({how}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
 /// One file of a package: its path in the repository, its name in the model directory and
 /// its sha256 (from the repository's LFS metadata).
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -42,7 +73,7 @@ pub struct Package {
 }
 
 /// Names [`package`] knows without a packages.json.
-pub const KNOWN: &[&str] = &[super::DEFAULT_MODEL];
+pub const KNOWN: &[&str] = &[DEFAULT_MODEL];
 
 const PACKAGES: &str = "packages.json";
 
@@ -95,7 +126,7 @@ pub const QWEN3_QUERY_PREFIXES: &[(&str, &str)] = &[
 
 /// The built-in package of a model name.
 pub fn package(name: &str) -> Option<Package> {
-    if name != super::DEFAULT_MODEL {
+    if name != DEFAULT_MODEL {
         return None;
     }
     let file = |remote: &str, local: &str, sha256: &str| RemoteFile {
@@ -393,8 +424,8 @@ pub fn model_dir(
     tell: &mut dyn FnMut(Notice),
     progress: Progress,
 ) -> Result<PathBuf> {
-    let name = spec.unwrap_or(super::DEFAULT_MODEL);
-    let mut err = match super::resolve_model(name) {
+    let name = spec.unwrap_or(DEFAULT_MODEL);
+    let mut err = match resolve_model(name) {
         Ok(dir) => return Ok(dir),
         Err(e) => e,
     };
@@ -417,7 +448,7 @@ pub fn model_dir(
         }
     }
     if spec.is_none()
-        && let Ok(dir) = super::resolve_model(super::FALLBACK_MODEL)
+        && let Ok(dir) = resolve_model(FALLBACK_MODEL)
     {
         // An install's error names the model already.
         let why = if auto {
@@ -425,10 +456,7 @@ pub fn model_dir(
         } else {
             format!("{name} is not installed")
         };
-        tell(Notice::warn(format!(
-            "{why}; using {}",
-            super::FALLBACK_MODEL
-        )));
+        tell(Notice::warn(format!("{why}; using {}", FALLBACK_MODEL)));
         return Ok(dir);
     }
     Err(err)

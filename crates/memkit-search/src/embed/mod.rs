@@ -22,13 +22,9 @@ use sha2::{Digest, Sha256};
 
 use memkit_core::{Error, Result, config};
 
-/// The model used when none is configured.
-pub const DEFAULT_MODEL: &str = "qwen3-embedding-0.6b";
-/// The model used when the default one is not installed (the registries carry it).
-pub const FALLBACK_MODEL: &str = "minilm-l6";
-
-const FETCH_HINT: &str =
-    "run scripts/fetch-models (or set ORT_DYLIB_PATH to libonnxruntime.so 1.31+)";
+// Below `install`, which needs them, so the two stay off each other's path.
+use install::FETCH_HINT;
+pub use install::{DEFAULT_MODEL, FALLBACK_MODEL, resolve_model};
 
 /// How a model wants its input prepared and its output pooled (`manifest.json`).
 #[derive(Debug, Clone, Deserialize)]
@@ -128,32 +124,6 @@ impl Manifest {
             Some(d) => Ok(d),
         }
     }
-}
-
-/// The directory of a model given by name (under the model cache) or by path.
-pub fn resolve_model(spec: &str) -> Result<PathBuf> {
-    let p = Path::new(spec);
-    let dir = if spec.contains('/') || p.is_dir() {
-        p.to_path_buf()
-    } else {
-        config::models_dir().join(spec)
-    };
-    if !dir.join("model.onnx").is_file() {
-        let installable = install::find(&config::models_dir(), spec)
-            .ok()
-            .flatten()
-            .is_some();
-        let how = if installable {
-            format!("run mem-embed --install {spec}")
-        } else {
-            FETCH_HINT.to_string()
-        };
-        return Err(Error::other(format!(
-            "model {spec:?} not found: {} holds no model.onnx ({how}, or give a directory with model.onnx, tokenizer.json and manifest.json)",
-            dir.display()
-        )));
-    }
-    Ok(dir)
 }
 
 /// The query kind memkit's search embeds (a key of the manifest's `query_prefixes`).
