@@ -248,27 +248,10 @@ fn file_recall_names_the_observations_that_changed_the_file_once_per_session() {
     for (k, v) in [("MEM_EXCLUDE", "/proj/app"), ("MEM_DISABLE", "1")] {
         let mut c = env.cmd("mem-capture");
         c.env(k, v).arg("--recall");
-        let out = run_with(c, &pre("s4", ROOT, "Read", "/proj/app/retry.py"));
+        let out = crate::piped(&mut c, &pre("s4", ROOT, "Read", "/proj/app/retry.py"));
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty(), "{k}: {}", show(&out));
     }
-}
-
-fn run_with(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // MEM_DISABLE exits before reading its stdin: a broken pipe here is that, not a failure
-    // (the exit code and the output are what the callers check).
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().unwrap()
 }
 
 #[test]
