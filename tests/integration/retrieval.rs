@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::{Env, fixtures, jsonl, show};
 
@@ -561,4 +561,131 @@ fn a_random_vector_arm_does_not_pull_hybrid_down() {
             );
         }
     }
+}
+
+/// Each musique-mini question's top `n` by `mem-search` (run by `cmd`), and whether one of its
+/// evidence passages is among them, with the mode the search says it used.
+fn top_found(cmd: impl Fn(&[&str]) -> std::process::Output, engine: &str) -> (f64, Vec<String>) {
+    let dir = set("musique-mini");
+    let mut qrels: HashMap<String, Vec<String>> = HashMap::new();
+    for l in std::fs::read_to_string(dir.join("qrels.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let c: Vec<&str> = l.split('\t').collect();
+        qrels.entry(c[0].into()).or_default().push(c[1].into());
+    }
+    let (mut found, mut asked, mut modes) = (0, 0, Vec::new());
+    for q in std::fs::read_to_string(dir.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let q: Value = serde_json::from_str(q).unwrap();
+        let Some(rel) = qrels.get(q["qid"].as_str().unwrap()) else {
+            continue;
+        };
+        let out = cmd(&[
+            "--all-projects",
+            "--engine",
+            engine,
+            "-n",
+            "3",
+            q["text"].as_str().unwrap(),
+        ]);
+        let hits = jsonl(&out);
+        asked += 1;
+        found += usize::from(
+            hits.iter()
+                .any(|h| rel.iter().any(|r| h["external_id"].as_str() == Some(r))),
+        );
+        modes.extend(
+            hits.first()
+                .map(|h| h["mode"].as_str().unwrap().to_string()),
+        );
+    }
+    (found as f64 / asked as f64, modes)
+}
+
+/// A process without the model (a hook, or mem-search once the model is gone) still gives a
+/// query a vector: the sum of its words' vectors, which mem-embed ran through the model once
+/// each. It finds most of what the model's own query vector finds, in the same run.
+#[test]
+fn without_the_model_a_query_is_given_a_vector_by_its_words() {
+    let env = model_env();
+    let mut notes = String::new();
+    for l in std::fs::read_to_string(set("musique-mini").join("corpus.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let d: Value = serde_json::from_str(l).unwrap();
+        let text = format!(
+            "{}. {}",
+            d["title"].as_str().unwrap_or(""),
+            d["text"].as_str().unwrap()
+        );
+        notes.push_str(&format!(
+            "{}\n",
+            json!({"id": d["id"], "project": "all", "text": text})
+        ));
+    }
+    notes_store(&env, &notes);
+    let db = env.db();
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    // Every word of the records counted and distilled, once.
+    let words = count("SELECT count(*) FROM word_vectors WHERE length(vector) > 0");
+    assert!(words > 2000, "{words} words");
+    assert_eq!(
+        count("SELECT count(*) FROM word_vectors WHERE length(vector) = 0"),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM word_vectors WHERE word = 'journal' AND df > 1"),
+        1
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM meta WHERE key LIKE 'word_floor:%'"),
+        1
+    );
+    let again = env.ok("mem-embed", &["--model", "minilm-l6"], b"");
+    let summary = jsonl(&again).pop().unwrap();
+    assert_eq!(summary["counts"]["words"], 0, "{summary}");
+
+    let bare = env.dir.path().join("no-models");
+    std::fs::create_dir_all(&bare).unwrap();
+    let without = |args: &[&str]| {
+        let mut c = env.cmd("mem-search");
+        c.env("MEM_MODELS", &bare).args(args);
+        let out = crate::piped(&mut c, b"");
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+        out
+    };
+    let with = |args: &[&str]| env.run("mem-search", args, b"");
+    let (by_words, modes) = top_found(without, "vector");
+    let (by_model, _) = top_found(with, "vector");
+    let (bm25, _) = top_found(with, "bm25");
+    eprintln!("top 3 by the vector arm: words {by_words:.3}, model {by_model:.3}; bm25 {bm25:.3}");
+    assert!(modes.iter().all(|m| m == "vector"), "{modes:?}");
+    assert!(
+        by_words >= 0.8 * by_model,
+        "words {by_words} model {by_model}"
+    );
+    // The default engine without the model is hybrid, not BM25 alone.
+    let (_, modes) = top_found(without, "auto");
+    assert!(modes.iter().all(|m| m == "hybrid"), "{modes:?}");
+    // Words no record holds give no vector: the vector arm says so rather than invent one.
+    let mut c = env.cmd("mem-search");
+    c.env("MEM_MODELS", &bare)
+        .args(["--all-projects", "--engine", "vector", "zorblax quimwoth"]);
+    let out = crate::piped(&mut c, b"");
+    assert!(
+        !out.status.success() && jsonl(&out).is_empty(),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no query vector"),
+        "{}",
+        show(&out)
+    );
 }

@@ -47,9 +47,13 @@ pub const GATE_COVERAGE: f64 = 0.3;
 pub const GATE_CHANCE: f64 = 0.3;
 /// The items of an open gate: at least this many, at most [`MOST`], as far as the last whose
 /// coverage is [`CLOSE`] of the best.
-pub const FEWEST: usize = 2;
+pub const FEWEST: usize = 3;
 pub const MOST: usize = 6;
-pub const CLOSE: f64 = 0.7;
+pub const CLOSE: f64 = 0.8;
+/// How far over the store's floor the first hit's cosine must be to open the gate by meaning.
+pub const MEANING_MARGIN: f64 = 0.04;
+/// The share of the prompt's mass the first hit must hold to open the gate by meaning.
+pub const MEANING_COVERAGE: f64 = 0.2;
 
 /// Words that carry no topic: English function words and the phrasing of requests, as the
 /// English stemmer leaves them.
@@ -180,13 +184,17 @@ pub fn bearing(
         limit: LOOK,
         current_project,
         engine: Engine::Auto,
+        explain: true,
         ..Default::default()
     };
     let hits = s.search(&req)?;
+    // The floor of the query's own vector: the model's, or the words' (see embed::words).
+    let floor = s.similarity_floor();
     let mut analyzer = b.analyzer()?;
     let weighed: Vec<(f64, Vec<String>, bool)> = hits
         .iter()
-        .map(|hit| {
+        .enumerate()
+        .map(|(i, hit)| {
             let (coverage, matched) = q.hit(&mut analyzer, hit);
             // A word the project holds is in at least one of its records.
             let chance = matched
@@ -201,8 +209,15 @@ pub fn bearing(
                 .collect();
             // Clearly relevant on its own, as another project's memory must be, also opens it:
             // where records repeat each other, words meet far more often than chance says.
+            // The first hit also opens it by meaning: close to the prompt by their vectors, by
+            // a margin over what unrelated words reach in this store, with some of its words.
+            let cosine = hit.explain.as_ref().and_then(|e| e.cosine);
+            let meant = i == 0
+                && coverage >= MEANING_COVERAGE
+                && matches!((cosine, floor), (Some(c), Some(f)) if c >= f + MEANING_MARGIN);
             let opens = (coverage >= GATE_COVERAGE && chance <= GATE_CHANCE)
-                || q.clearly(coverage, &strong);
+                || q.clearly(coverage, &strong)
+                || meant;
             (coverage, strong, opens)
         })
         .collect();
@@ -365,7 +380,7 @@ mod tests {
             (0.6, true),
             (0.2, false),
             (0.3, false),
-            (0.45, false),
+            (0.5, false),
             (0.1, false),
         ];
         assert_eq!(head(&hits), 4);

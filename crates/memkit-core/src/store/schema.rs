@@ -296,6 +296,19 @@ CREATE INDEX transcript_files_pending ON transcript_files(path) WHERE summaries 
 CREATE INDEX sessions_latest
     ON sessions(project, coalesce(ended_at, last_activity_at, started_at), session_id);
 "#,
+    // 13 (words): each word of the store's records through the embedding model alone, so a
+    // process without the model (a hook) can still give a prompt a vector in the model's space.
+    r#"
+CREATE TABLE word_vectors (
+    model  TEXT NOT NULL,
+    dim    INTEGER NOT NULL,
+    word   TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    -- The records that held the word when theirs were embedded: its weight in a query.
+    df     INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (model, dim, word)
+) WITHOUT ROWID;
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

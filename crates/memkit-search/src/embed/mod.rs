@@ -7,6 +7,7 @@ pub mod filter;
 pub mod install;
 pub mod int8;
 pub mod store;
+pub mod words;
 
 use std::borrow::Cow;
 use std::cell::RefCell;

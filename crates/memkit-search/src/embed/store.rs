@@ -90,8 +90,9 @@ pub struct Owners {
     pub hashes: Vec<String>,
 }
 
-/// What is pending and what is current for (model, dim).
-pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
+/// Every owner's text as embedded, before the model's document prefix: observations, session
+/// summaries and learnings.
+fn owner_texts(conn: &Connection) -> Result<Vec<(&'static str, i64, String)>> {
     let mut items = Vec::new();
     for o in observations::texts(conn)? {
         let text = super::observation_text(
@@ -114,6 +115,12 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
     for (id, content) in store::learnings::texts(conn)? {
         items.push(("learning", id, content));
     }
+    Ok(items)
+}
+
+/// What is pending and what is current for (model, dim).
+pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
+    let items = owner_texts(conn)?;
     let mut out = Owners {
         pending: Vec::new(),
         up_to_date: 0,
@@ -303,6 +310,29 @@ pub fn nonsense(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// Counts the words of the owners about to be embedded, or of every owner the first time
+/// ([`super::words::backfill_due`]): the words a hook's prompt is given a vector from.
+fn count_words(conn: &mut Connection, m: &Manifest, dim: usize, pending: &[Pending]) -> Result<()> {
+    if super::words::backfill_due(conn, &m.name, dim)? {
+        let all = owner_texts(conn)?;
+        let texts: Vec<&str> = all.iter().map(|t| t.2.as_str()).collect();
+        return super::words::count(conn, &m.name, dim, &texts);
+    }
+    if pending.is_empty() {
+        return Ok(());
+    }
+    // The prefix is the model's, in every text: not one of the record's words.
+    let texts: Vec<&str> = pending
+        .iter()
+        .map(|p| {
+            p.text
+                .strip_prefix(m.document_prefix.as_str())
+                .unwrap_or(&p.text)
+        })
+        .collect();
+    super::words::count(conn, &m.name, dim, &texts)
+}
+
 /// One owner's window vectors one after the other, once all are there.
 fn joined(parts: &[Option<Vec<f32>>]) -> Option<Vec<f32>> {
     let mut out = Vec::new();
@@ -323,6 +353,8 @@ pub struct DbRun {
     pub removed: usize,
     /// Embedding cache entries pruned ([`prune_cache`]).
     pub pruned: usize,
+    /// Words given a vector ([`super::words`]).
+    pub words: usize,
     /// Tokens run through the model (padding not counted).
     pub tokens: usize,
     /// The model load, when one was needed.
@@ -339,6 +371,7 @@ impl DbRun {
             ("cache_hits", self.cache_hits),
             ("removed", self.removed),
             ("pruned", self.pruned),
+            ("words", self.words),
         ]
         .into_iter()
         .map(|(k, n)| (k.to_string(), n as u64))
@@ -409,10 +442,15 @@ pub fn embed_database(
         }
         Ok(())
     })?;
+    count_words(conn, &m, dim, &pending)?;
     if misses.is_empty() {
-        if floor_due(conn, &m, dim)? {
+        let floor = floor_due(conn, &m, dim)?;
+        if floor || super::words::due(conn, &m.name, dim)? {
             let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::query())?;
-            calibrate_floor(conn, &mut e, &m, dim)?;
+            if floor {
+                calibrate_floor(conn, &mut e, &m, dim)?;
+            }
+            run.words = super::words::distil(conn, &mut e, &m, dim)?;
             run.load = Some(e.load_report().clone());
         }
         return Ok(run);
@@ -466,6 +504,7 @@ pub fn embed_database(
     if floor_due(conn, &m, dim)? {
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
+    run.words = super::words::distil(conn, &mut e, &m, dim)?;
     run.tokens = e.tokens_embedded();
     run.load = Some(e.load_report().clone());
     Ok(run)

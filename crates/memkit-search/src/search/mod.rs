@@ -187,6 +187,9 @@ pub struct Searcher {
     pub now_ms: Option<i64>,
     /// The second stage, when asked for ([`Searcher::use_reranker`]).
     reranker: Option<rerank::Stage>,
+    /// The last query's vector came from its words' vectors ([`crate::embed::words`]), whose
+    /// cosines have a floor of their own.
+    from_words: std::cell::Cell<bool>,
 }
 
 impl Searcher {
@@ -325,6 +328,7 @@ impl Searcher {
             floor_setting: config::SEARCH_SIMILARITY_FLOOR.get(cfg)?,
             now_ms: None,
             reranker: None,
+            from_words: std::cell::Cell::new(false),
         })
     }
 
@@ -358,6 +362,12 @@ impl Searcher {
     /// The cosine a vector-only hit must reach: the setting, else the index model's manifest.
     /// Else the higher of the model's floor and the one mem-embed measured on this database.
     pub fn similarity_floor(&self) -> Option<f64> {
+        if self.from_words.get() {
+            let v = self.vector_state.as_ref()?;
+            if let Ok(Some(f)) = crate::embed::words::floor(&self.conn, &v.model, v.dim) {
+                return Some(f);
+            }
+        }
         if self.floor_setting.is_some() {
             return self.floor_setting;
         }
@@ -464,12 +474,20 @@ impl Searcher {
         Ok(out)
     }
 
-    /// The query vector for the open vector index, when cached or embeddable.
+    /// The query vector for the open vector index: cached or embedded by the model, else (a
+    /// process without the model, such as a hook) the sum of its words' vectors.
     pub fn query_vector(&self, query: &str) -> Result<Option<Vec<f32>>> {
         let Some(v) = &self.vector_state else {
             return Ok(None);
         };
-        self.doc_vector(&v.model, v.dim, &self.query_text(query))
+        let full = self.doc_vector(&v.model, v.dim, &self.query_text(query))?;
+        self.from_words.set(false);
+        if full.is_some() {
+            return Ok(full);
+        }
+        let words = crate::embed::words::query_vector(&self.conn, &v.model, v.dim, query)?;
+        self.from_words.set(words.is_some());
+        Ok(words)
     }
 
     /// Every known tag (from the index state, else the database).
