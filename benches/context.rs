@@ -17,6 +17,8 @@ use memkit::index::{self, Layout, Options};
 use memkit_testkit as synth;
 
 const PROJECT: &str = "/bench/project-3";
+/// The vectors' dimension: MiniLM's.
+const DIM: usize = 384;
 
 fn runs(home: &Path, args: &[&str], payloads: &[std::path::PathBuf]) -> (f64, f64, f64) {
     let mut ms = Vec::new();
@@ -56,6 +58,11 @@ fn main() {
             .unwrap();
         // Files in play: a Read and an Edit behind each observation.
         conn.execute_batch(common::FILE_CALLS_SQL).unwrap();
+        // Vectors for every observation, and the words' vectors a prompt without the model is
+        // given its vector from (hashed: what is measured is the lookups and the scan).
+        let mut conn = conn;
+        synth::embed_observations(&mut conn, DIM).unwrap();
+        synth::embed_words(&mut conn, DIM).unwrap();
         index::update(
             &conn,
             &Layout::new(&home),
@@ -166,5 +173,33 @@ fn measure(home: &Path) {
         prompts.len().div_ceil(2),
         said[1],
         prompts.len() / 2
+    );
+    common::figure(
+        "context",
+        n64,
+        "prompt hook peak RSS",
+        rss,
+        "MB",
+        common::Budget::Max(100.0),
+        None,
+    );
+    // The same prompts without the words' vectors: BM25 alone, what the prompts' vectors cost.
+    let conn = rusqlite::Connection::open(home.join("mem.db")).unwrap();
+    conn.execute_batch("DELETE FROM word_vectors; PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    drop(conn);
+    let (lexical, _, _) = runs(home, &["--hook", "--prompt"], &prompts);
+    common::figure(
+        "context",
+        n64,
+        "prompt hook without word vectors (BM25 alone) p50",
+        lexical,
+        "ms",
+        common::Budget::Max(30.0),
+        version,
+    );
+    println!(
+        "  the same prompts without word vectors: p50 {lexical:.2} ms (the words' vectors and the vector scan cost {:.2} ms)",
+        p50 - lexical
     );
 }

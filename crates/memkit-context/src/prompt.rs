@@ -20,11 +20,18 @@
 //! expectation is the store's own calibration: a word is as telling as it is rare here, and a
 //! project of long records (where any few words meet) needs rarer words to meet than one of short
 //! turns. A hit that passes another project's test opens it too (records that repeat each other
-//! hold their words together far more often than chance says). Then it gives the ranking's head, in the search's own order (its first item is the
-//! search's first hit): at least [`FEWEST`] items, and as far as the last of the first [`MOST`]
-//! whose coverage is within [`CLOSE`] of the best. Measured on locomo-dev, qmsum-val and
-//! musique-100 with the dev noise prompts (2026-12, lexical search): hit rate .386 → .52, .165 →
-//! .44, .31 → .89, the dev noise prompts still at least 97% silent on each.
+//! hold their words together far more often than chance says). The first hit also opens it by
+//! meaning: its cosine with the prompt's vector (in a hook, the sum of the prompt's words'
+//! vectors, `memkit_search::embed::words`) at least [`MEANING_MARGIN`] over the floor measured on
+//! this store, with [`MEANING_COVERAGE`] of the prompt's mass. Then it gives the ranking's head,
+//! in the search's own order (its first item is the search's first hit): at least [`FEWEST`]
+//! items, and as far as the last of the first [`MOST`] whose coverage is within [`CLOSE`] of the
+//! best.
+//!
+//! Measured with `mem-eval prompt` and MiniLM (2026-12-03), hit rate of the lexical gate → with
+//! the words' vectors and this gate, beside mem-search's own top 3 in the same run: locomo-dev
+//! .517 → .564 (.570), musique-100 .89 → .92 (.92), qmsum-val .441 → .506 (.600); the dev noise
+//! prompts at least 97% silent on each.
 
 use std::collections::HashSet;
 

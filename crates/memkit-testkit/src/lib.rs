@@ -430,6 +430,25 @@ pub fn embed_observations(conn: &mut Connection, dim: usize) -> Result<usize> {
     Ok(rows.len())
 }
 
+/// Counts the words of every observation and gives each its hashed vector (what mem-embed's
+/// word stage would write), then measures their floor: what a hook's prompt gets its vector from.
+pub fn embed_words(conn: &mut Connection, dim: usize) -> Result<usize> {
+    use memkit_search::embed::words;
+    let texts: Vec<String> = observations::without_vector(conn, "none", dim)?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    words::count(conn, HASH_MODEL, dim, &refs)?;
+    let todo = words::undistilled(conn, HASH_MODEL, dim, usize::MAX >> 1)?;
+    for chunk in todo.chunks(BULK_ROWS) {
+        let vecs: Vec<Vec<f32>> = chunk.iter().map(|w| hash_embed(w, dim)).collect();
+        store::write_tx(conn, |tx| words::put(tx, HASH_MODEL, dim, chunk, &vecs))?;
+    }
+    words::calibrate(conn, HASH_MODEL, dim)?;
+    Ok(todo.len())
+}
+
 /// Caches the hashed vector of a text in `embedding_cache`, keyed as search looks it up:
 /// queries go through `embed::query_text`, tags are cached as they are.
 pub fn cache_text(conn: &Connection, text: &str, dim: usize) -> Result<()> {

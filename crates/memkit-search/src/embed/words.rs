@@ -131,27 +131,41 @@ pub fn distil(conn: &mut Connection, e: &mut Embedder, m: &Manifest, dim: usize)
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vecs = e.embed(&refs)?;
-        store::write_tx(conn, |tx| {
-            let (mut mean, n) = mean_of(tx, &m.name, dim)?.unwrap_or((vec![0.0; dim], 0));
-            for (w, v) in batch.iter().zip(&vecs) {
-                table::put(tx, &m.name, dim, w, &encode(v))?;
-            }
-            // The running mean over every distilled word, kept beside them.
-            let total = n + vecs.len();
-            for (i, x) in mean.iter_mut().enumerate() {
-                let sum: f32 = vecs.iter().map(|v| v[i]).sum();
-                *x = (*x * n as f32 + sum) / total as f32;
-            }
-            let text: Vec<String> = std::iter::once(total.to_string())
-                .chain(mean.iter().map(f32::to_string))
-                .collect();
-            store::meta_put(tx, &mean_key(&m.name, dim), &text.join(" "))
-        })?;
+        store::write_tx(conn, |tx| put(tx, &m.name, dim, batch, &vecs))?;
     }
     if !todo.is_empty() {
         calibrate(conn, &m.name, dim)?;
     }
     Ok(todo.len())
+}
+
+/// Stores counted words' vectors and keeps the running mean over every distilled word beside
+/// them (call it in a transaction).
+pub fn put(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    words: &[String],
+    vecs: &[Vec<f32>],
+) -> Result<()> {
+    let (mut mean, n) = mean_of(conn, model, dim)?.unwrap_or((vec![0.0; dim], 0));
+    for (w, v) in words.iter().zip(vecs) {
+        table::put(conn, model, dim, w, &encode(v))?;
+    }
+    let total = n + vecs.len();
+    for (i, x) in mean.iter_mut().enumerate() {
+        let sum: f32 = vecs.iter().map(|v| v[i]).sum();
+        *x = (*x * n as f32 + sum) / total as f32;
+    }
+    let text: Vec<String> = std::iter::once(total.to_string())
+        .chain(mean.iter().map(f32::to_string))
+        .collect();
+    store::meta_put(conn, &mean_key(model, dim), &text.join(" "))
+}
+
+/// Up to `n` counted words still without a vector, the most common first.
+pub fn undistilled(conn: &Connection, model: &str, dim: usize, n: usize) -> Result<Vec<String>> {
+    table::undistilled(conn, model, dim, n)
 }
 
 /// The mean word vector and how many words it is over.
