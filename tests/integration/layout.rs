@@ -580,7 +580,6 @@ const OLDER_CIRCLES: &[(&str, &[&str])] = &[
             "redact::urls",
         ],
     ),
-    ("memkit-core", &["cli", "cli::input"]),
     (
         "memkit-core",
         &["config", "config::kinds", "config::settings"],
