@@ -581,10 +581,6 @@ const OLDER_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "memkit-core",
-        &["config", "config::kinds", "config::settings"],
-    ),
-    (
         "memkit-search",
         &["index", "index::bm25", "index::flat", "index::vectors"],
     ),
