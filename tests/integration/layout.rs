@@ -584,7 +584,6 @@ const OLDER_CIRCLES: &[(&str, &[&str])] = &[
         "memkit-search",
         &["index", "index::bm25", "index::flat", "index::vectors"],
     ),
-    ("memkit-search", &["search", "search::rerank"]),
 ];
 
 /// Circles through every module that is on one, each with its strongly connected group (the
