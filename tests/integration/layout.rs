@@ -580,10 +580,6 @@ const OLDER_CIRCLES: &[(&str, &[&str])] = &[
             "redact::urls",
         ],
     ),
-    (
-        "memkit-search",
-        &["index", "index::bm25", "index::flat", "index::vectors"],
-    ),
 ];
 
 /// Circles through every module that is on one, each with its strongly connected group (the
