@@ -479,7 +479,6 @@ fn resolve(
 #[test]
 fn no_crate_has_an_import_circle() {
     let mut circles = Vec::new();
-    let mut older_seen = BTreeSet::new();
     for (name, src) in crate_roots() {
         let files = sources(&src);
         let modules: BTreeMap<Vec<String>, &Source> = files
@@ -521,13 +520,6 @@ fn no_crate_has_an_import_circle() {
         let mut said = BTreeSet::new();
         for (group, cycle) in cycles(&edges) {
             let group: Vec<String> = group.iter().map(|m| m.join("::")).collect();
-            if let Some(i) = OLDER_CIRCLES
-                .iter()
-                .position(|(c, g)| *c == name && *g == group)
-            {
-                older_seen.insert(i);
-                continue;
-            }
             let mut hops = Vec::new();
             for (i, a) in cycle.iter().enumerate() {
                 let b = &cycle[(i + 1) % cycle.len()];
@@ -550,47 +542,7 @@ fn no_crate_has_an_import_circle() {
         "import circles (move what both sides use into a module below them):\n{}",
         circles.join("\n")
     );
-    let gone: Vec<String> = (0..OLDER_CIRCLES.len())
-        .filter(|i| !older_seen.contains(i))
-        .map(|i| format!("{}: {}", OLDER_CIRCLES[i].0, OLDER_CIRCLES[i].1.join(", ")))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "these older circles are gone or changed: take them off OLDER_CIRCLES (or list what is left):\n{}",
-        gone.join("\n")
-    );
 }
-
-/// Circles that were there when the rule learned to follow paths relative to a module (a child
-/// module by name, `self::`, a `use`d module), not taken apart yet: (crate, the modules of one
-/// strongly connected group, sorted). Each is a module whose files take from it while it takes
-/// from them. None may be added; a group that changes or goes must change or leave here.
-const OLDER_CIRCLES: &[(&str, &[&str])] = &[
-    (
-        "memkit-capture",
-        &[
-            "redact",
-            "redact::assign",
-            "redact::commands",
-            "redact::entropy",
-            "redact::keys",
-            "redact::kinds",
-            "redact::prose",
-            "redact::tokens",
-            "redact::urls",
-        ],
-    ),
-    ("memkit-core", &["cli", "cli::input"]),
-    (
-        "memkit-core",
-        &["config", "config::kinds", "config::settings"],
-    ),
-    (
-        "memkit-search",
-        &["index", "index::bm25", "index::flat", "index::vectors"],
-    ),
-    ("memkit-search", &["search", "search::rerank"]),
-];
 
 /// Circles through every module that is on one, each with its strongly connected group (the
 /// modules that reach it and that it reaches).

@@ -4,15 +4,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::home::Home;
-use crate::{Error, Result};
 
 mod kinds;
 mod settings;
+mod source;
 
 pub use kinds::{
     Bounds, Env, Flag, List, Num, Number, OptNum, OptText, Setting, Shown, Text, WeightMap,
 };
 pub use settings::*;
+pub use source::{Config, env_nonempty, set_hook, split_list};
 
 /// The settings of this process's data home, loaded once, for code that is not handed a
 /// [`Config`] (the model cache, the install endpoint). A config.toml that does not parse was
@@ -29,15 +30,6 @@ pub fn current() -> &'static Config {
 /// for their process alone, and a disabled hook must not read any file first.
 pub fn disabled() -> bool {
     MEM_DISABLE.get().is_some_and(|v| v != "0" && v != "false")
-}
-
-/// The hook a process runs as, once [`set_hook`] is called: settings are then lenient.
-static HOOK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Marks the process as the hook `prog`: from then on a bad setting is logged to
-/// `logs/<prog>.log` and its default used, since a hook must never fail Claude Code.
-pub fn set_hook(prog: &str) {
-    let _ = HOOK.set(prog.to_string());
 }
 
 /// Default data home: `$MEM_HOME`, else `$XDG_DATA_HOME/memkit`, else `~/.local/share/memkit`.
@@ -62,122 +54,11 @@ pub fn models_dir() -> PathBuf {
     home().join(".cache/memkit/models")
 }
 
-/// Splits at the commas that are not inside braces (a glob's `{a,b}`); items trimmed, empty
-/// ones dropped. With unbalanced braces every comma splits.
-pub fn split_list(v: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for c in v.chars() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    out.push(cur);
-    if depth != 0 {
-        out = v.split(',').map(str::to_string).collect();
-    }
-    out.into_iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// The user's home directory (`$HOME`, else /tmp).
 pub fn home() -> PathBuf {
     env_nonempty("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp"))
-}
-
-pub fn env_nonempty(key: &str) -> Option<String> {
-    std::env::var(key).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// Settings from config.toml with `MEM_<KEY>` environment overrides, read through the
-/// handles of [`SETTINGS`].
-#[derive(Debug, Default, Clone)]
-pub struct Config {
-    pub home: Home,
-    table: toml::Table,
-}
-
-impl Config {
-    /// Loads `<home>/config.toml` if present. A malformed file is an input error naming it.
-    pub fn load(home: &Path) -> Result<Config> {
-        let home = Home::new(home);
-        let path = home.config_file();
-        let table = match std::fs::read_to_string(&path) {
-            Ok(text) => text.parse::<toml::Table>().map_err(|e| {
-                let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-                Error::input(path.display().to_string(), line, e.message())
-            })?,
-            Err(_) => toml::Table::new(),
-        };
-        Ok(Config { home, table })
-    }
-
-    /// Environment and defaults only: what a hook falls back to when config.toml is unreadable.
-    pub fn env_only(home: &Path) -> Config {
-        Config {
-            home: Home::new(home),
-            table: toml::Table::new(),
-        }
-    }
-
-    /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
-    /// and arrays of strings, the latter joined with commas).
-    fn raw(&self, key: &str) -> Option<String> {
-        if let Some(v) = std::env::var(format!("MEM_{}", key.to_ascii_uppercase()))
-            .ok()
-            .filter(|v| !v.is_empty())
-        {
-            return Some(v);
-        }
-        match self.table.get(key)? {
-            toml::Value::String(s) => Some(s.clone()),
-            toml::Value::Integer(i) => Some(i.to_string()),
-            toml::Value::Float(f) => Some(f.to_string()),
-            toml::Value::Boolean(b) => Some(b.to_string()),
-            toml::Value::Array(a) => Some(
-                a.iter()
-                    .filter_map(|v| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-            _ => None,
-        }
-    }
-
-    /// Reports a setting whose value is unusable: a usage error naming it and its variable, or
-    /// in a hook a log line (the caller then uses the default: a hook never fails on settings).
-    fn invalid(&self, key: &str, msg: &str) -> Result<()> {
-        let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
-        match HOOK.get() {
-            Some(prog) => {
-                crate::log::log_line(
-                    &self.home,
-                    prog,
-                    "warn",
-                    &format!("{msg}; using the default"),
-                );
-                Ok(())
-            }
-            None => Err(Error::Usage(msg)),
-        }
-    }
-
-    /// A table of config.toml (`[name]`), for settings that are not plain values.
-    pub fn section(&self, name: &str) -> Option<&toml::Table> {
-        self.table.get(name)?.as_table()
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,13 @@
 //! `name = value` where the name says secret, in code, config, shell and JSON text
 //! (`AWS_SECRET_ACCESS_KEY=`, `"api_key": "…"`, `{"name": "DB_PASSWORD", "value": …}`).
 
-use super::*;
+use std::ops::Range;
+
+use super::judge::{
+    Strength, classify_name, is_code, is_path_or_url, is_placeholder, is_prose, looks_random,
+};
+use super::literal::{real_literal, repeats_name};
+use super::rule::trim_bare;
 
 /// A value after a separator: quoted (`"…"`, `'…'`, `` `…` ``, `\"…\"` in escaped JSON) or
 /// bare (up to whitespace or a quote). Returns (value range, quoted, end of what was read).
@@ -60,6 +66,10 @@ fn skip_inline_tag(b: &[u8], at: usize) -> usize {
 
 pub(super) fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')
+}
+
+pub(super) fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 pub(super) fn skip(b: &[u8], mut i: usize, set: &[u8]) -> usize {

@@ -1,7 +1,12 @@
 //! Passwords on command lines: database and service clients, curl's `-u`, .netrc, the
 //! BasicAuth constructors and `--password VALUE` flags.
 
-use super::*;
+use std::ops::Range;
+
+use super::assign::{read_value, skip, value_is_secret};
+use super::judge::{classify_name, is_placeholder};
+use super::literal::real_literal;
+use super::rule::{Groups, group, trim_bare, unquote};
 
 /// mysql and its tools take the password glued to -p (`-p secret` would be a database name).
 pub(super) const MYSQL: &str = r"\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mysqlcheck|mariadb|mariadb-dump)\b[^\r\n|;&]*?[ \t]-p([^\s\-][^\s]*)";

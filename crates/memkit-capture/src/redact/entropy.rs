@@ -1,7 +1,13 @@
 //! Layer 4: runs of token characters that look random, judged whole or, in a path, part by
 //! part.
 
-use super::*;
+use std::ops::Range;
+
+use super::config::{Settings, settings};
+use super::judge::{base64_decode, entropy, word_like};
+use super::kinds::redact_rules;
+use super::tokens::{CLASS, ID_PREFIXES, Run, long_runs};
+use super::urls::url_hosts;
 
 /// Share of the characters in words: a run of three or more lowercase letters, with the
 /// capital before it.

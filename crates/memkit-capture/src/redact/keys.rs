@@ -1,6 +1,6 @@
 //! Key blocks (PEM and PuTTY, also without their END line) and crypt-style password hashes.
 
-use super::*;
+use std::ops::Range;
 
 /// A key block, or what a cut left of one (`head -5 id_rsa`): the base64 and header lines
 /// after BEGIN.

@@ -1,82 +1,26 @@
 //! The table of kinds: every rule (its kind, the words that trigger it, how it finds the
-//! secret) in the order they run, and the machinery that runs them.
+//! secret) in the order they run, and the machinery that runs them, here rather than in the
+//! parent so that `entropy` can run them on decoded base64.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
-use super::*;
-
-/// The capture groups of one match, as byte ranges of the text.
-pub(super) type Groups = [Option<Range<usize>>];
-
-/// Decides one match of a rule, given its groups and the text: `None` keeps it, else the
-/// secret's kind and byte range.
-pub(super) type Check = fn(&Groups, &str) -> Option<(&'static str, Range<usize>)>;
-
-/// Finds a rule's secrets without a regex: the rules whose trigger words are common (`key`,
-/// `token`) would otherwise compile a large regex in most hooks.
-pub(super) type Scan = fn(&str) -> Vec<(Range<usize>, &'static str)>;
-
-pub(super) enum Find {
-    /// A regex and the group holding the secret (0: the whole match).
-    Regex(&'static str, usize),
-    /// A regex whose every match `Check` decides.
-    Checked(&'static str, Check),
-    Scan(Scan),
-}
-
-pub(super) struct Rule {
-    kind: &'static str,
-    /// Lowercase substrings: the rule runs only on text holding one of them…
-    triggers: &'static [&'static str],
-    /// …and, when this is not empty, one of these as well.
-    also: &'static [&'static str],
-    find: Find,
-}
-
-pub(super) const fn rule(
-    kind: &'static str,
-    triggers: &'static [&'static str],
-    pattern: &'static str,
-    group: usize,
-) -> Rule {
-    Rule {
-        kind,
-        triggers,
-        also: &[],
-        find: Find::Regex(pattern, group),
-    }
-}
-
-pub(super) const fn checked(
-    kind: &'static str,
-    triggers: &'static [&'static str],
-    pattern: &'static str,
-    check: Check,
-) -> Rule {
-    Rule {
-        kind,
-        triggers,
-        also: &[],
-        find: Find::Checked(pattern, check),
-    }
-}
-
-pub(super) const fn scan(kind: &'static str, triggers: &'static [&'static str], f: Scan) -> Rule {
-    Rule {
-        kind,
-        triggers,
-        also: &[],
-        find: Find::Scan(f),
-    }
-}
-
-impl Rule {
-    const fn also(self, also: &'static [&'static str]) -> Rule {
-        Rule { also, ..self }
-    }
-}
+use super::assign::assignment_spans;
+use super::commands::{
+    AUTH_TUPLE, CLIENT_PASSWORD, CURL_USER, MYSQL, NETRC, flag_spans, literal_check,
+    plain_value_check,
+};
+use super::config::Settings;
+use super::keys::{KEY_BLOCK, PUTTY_KEY, hash_spans};
+use super::prose::natural_spans;
+use super::rule::{Find, Rule, checked, compile, rule, scan};
+use super::tokens::{DOPPLER, JWT, Run, SENDGRID, TELEGRAM, VAULT, prefix_spans};
+use super::urls::{
+    AUTHORIZATION, BASIC, BEARER, DISCORD_WEBHOOK, SLACK_WEBHOOK, URL_PASSWORD, basic_check,
+    bearer_check, cookie_spans, header_check, url_check, url_param_spans,
+};
 
 /// Words that make a `name = value` name a secret's: the assignment rules' triggers.
 pub(super) const NAME_TRIGGERS: &[&str] = &[
@@ -158,29 +102,6 @@ pub(super) const RULES: &[Rule] = &[
     // A secret told in prose: "the staging db password is Tr0ub4dor&3", "API key: …".
     scan("password", NAME_TRIGGERS, natural_spans),
 ];
-
-/// The text of a group, when it participated and falls on character boundaries (a bytes
-/// regex without Unicode could in principle end inside a character).
-pub(super) fn group<'t>(g: &Groups, i: usize, hay: &'t str) -> Option<(Range<usize>, &'t str)> {
-    let r = g.get(i)?.clone()?;
-    let t = hay.get(r.clone())?;
-    Some((r, t))
-}
-
-/// Trims a bare value's trailing punctuation (`hunter2,` in prose or a list).
-pub(super) fn trim_bare(hay: &str, r: Range<usize>) -> Range<usize> {
-    let t = hay[r.clone()].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '>']);
-    r.start..r.start + t.len()
-}
-
-/// Strips one pair of surrounding quotes: the range inside them, and whether there were any.
-pub(super) fn unquote(hay: &str, r: Range<usize>) -> (Range<usize>, bool) {
-    let b = &hay.as_bytes()[r.clone()];
-    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
-        return (r.start + 1..r.end - 1, true);
-    }
-    (r, false)
-}
 
 pub(super) struct Compiled {
     /// Every distinct trigger of two bytes or more (lowercase), and of one byte.
@@ -278,14 +199,6 @@ pub(super) fn triggered(c: &Compiled, text: &str) -> [bool; RULES.len()] {
     hit
 }
 
-/// Compiles a static pattern: ASCII only, over bytes.
-pub(super) fn compile(pattern: &str) -> Regex {
-    regex::bytes::RegexBuilder::new(pattern)
-        .unicode(false)
-        .build()
-        .expect("static pattern")
-}
-
 /// The spans one rule redacts in `text`.
 pub(super) fn rule_matches(i: usize, text: &str) -> Vec<(Range<usize>, &'static str)> {
     let rule = &RULES[i];
@@ -307,4 +220,70 @@ pub(super) fn rule_matches(i: usize, text: &str) -> Vec<(Range<usize>, &'static 
             .map(|(kind, r)| (r, kind))
         })
         .collect()
+}
+
+pub(super) fn marker(kind: &str) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// Replaces the given byte ranges (sorted, not overlapping) of `text` with markers.
+pub(super) fn splice(text: &str, spans: &[(Range<usize>, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (r, kind) in spans {
+        out.push_str(&text[last..r.start]);
+        out.push_str(&marker(kind));
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Keeps the spans that are on character boundaries, in order, apart, and not allowed.
+fn keep_spans<'k>(
+    text: &str,
+    s: &Settings,
+    found: impl IntoIterator<Item = (Range<usize>, &'k str)>,
+) -> Vec<(Range<usize>, &'k str)> {
+    let mut spans: Vec<(Range<usize>, &str)> = Vec::new();
+    for (r, kind) in found {
+        let Some(secret) = text.get(r.clone()) else {
+            continue;
+        };
+        if r.is_empty() || spans.last().is_some_and(|(p, _)| p.end > r.start) || s.allowed(secret) {
+            continue;
+        }
+        spans.push((r, kind));
+    }
+    spans
+}
+
+/// Layers 1 and 2 and the configured patterns; `None` when nothing was found.
+pub(super) fn redact_rules(text: &str, s: &Settings, runs: &[Run]) -> Option<String> {
+    let mut out: Option<String> = None;
+    let spans = keep_spans(text, s, prefix_spans(text, runs));
+    if !spans.is_empty() {
+        out = Some(splice(text, &spans));
+    }
+    let hit = triggered(compiled(), text);
+    for i in (0..RULES.len()).filter(|i| hit[*i]) {
+        let cur = out.as_deref().unwrap_or(text);
+        let spans = keep_spans(cur, s, rule_matches(i, cur));
+        if !spans.is_empty() {
+            out = Some(splice(cur, &spans));
+        }
+    }
+    for (kind, re) in &s.patterns {
+        let cur = out.as_deref().unwrap_or(text);
+        let found = re.captures_iter(cur).filter_map(|c| {
+            c.name("secret")
+                .or_else(|| c.get(0))
+                .map(|m| (m.range(), kind.as_str()))
+        });
+        let spans = keep_spans(cur, s, found);
+        if !spans.is_empty() {
+            out = Some(splice(cur, &spans));
+        }
+    }
+    out
 }

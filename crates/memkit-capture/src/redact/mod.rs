@@ -25,8 +25,9 @@
 //! `urls` (URLs and headers), `commands` (command lines), `assign` (assignments and JSON keys),
 //! `prose`, `entropy` (layer 4); `judge` holds what they share (does a name say secret, is a
 //! value code or a placeholder), `literal` whether a literal is the secret or a test value
-//! (`'testpassword'`, `'Bearer valid_token'`); `kinds` is the table of rules in the order they
-//! run; `config` the `[redact]` table.
+//! (`'testpassword'`, `'Bearer valid_token'`); `rule` what a rule is, with the helpers the
+//! families' checks share; `kinds` the table of rules in the order they run, and the run of
+//! layers 1 and 2 (which `entropy` asks of decoded base64); `config` the `[redact]` table.
 //!
 //! A redaction replaces the secret's value and nothing else: quotes, the key's name, markup
 //! around it, a URL's scheme and host, a header's scheme stay.
@@ -40,27 +41,21 @@ mod keys;
 mod kinds;
 mod literal;
 mod prose;
+mod rule;
 #[cfg(test)]
 mod tests;
 mod tokens;
 mod urls;
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use serde_json::Value;
 
-use assign::*;
-use commands::*;
-use config::*;
-use entropy::*;
-use judge::*;
-use keys::*;
-use kinds::*;
-use literal::*;
-use prose::*;
-use tokens::*;
-use urls::*;
+use config::settings;
+use entropy::entropy_spans;
+use judge::{Strength, classify_name, is_placeholder, is_prose, looks_random};
+use kinds::{marker, redact_rules, splice};
+use tokens::long_runs;
 
 pub use config::{Settings, configure};
 pub use urls::url_hosts;
@@ -71,72 +66,6 @@ pub use urls::url_hosts;
 /// rules (test values, placeholders, markup, URL hosts and public hashes stay): rows version 1
 /// over-redacted cannot be restored, and today's rules leave them as they are.
 pub const VERSION: u32 = 2;
-
-fn marker(kind: &str) -> String {
-    format!("[REDACTED:{kind}]")
-}
-
-/// Replaces the given byte ranges (sorted, not overlapping) of `text` with markers.
-fn splice(text: &str, spans: &[(Range<usize>, &str)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (r, kind) in spans {
-        out.push_str(&text[last..r.start]);
-        out.push_str(&marker(kind));
-        last = r.end;
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
-/// Keeps the spans that are on character boundaries, in order, apart, and not allowed.
-fn keep_spans<'k>(
-    text: &str,
-    s: &Settings,
-    found: impl IntoIterator<Item = (Range<usize>, &'k str)>,
-) -> Vec<(Range<usize>, &'k str)> {
-    let mut spans: Vec<(Range<usize>, &str)> = Vec::new();
-    for (r, kind) in found {
-        let Some(secret) = text.get(r.clone()) else {
-            continue;
-        };
-        if r.is_empty() || spans.last().is_some_and(|(p, _)| p.end > r.start) || s.allowed(secret) {
-            continue;
-        }
-        spans.push((r, kind));
-    }
-    spans
-}
-
-/// Layers 1 and 2 and the configured patterns; `None` when nothing was found.
-fn redact_rules(text: &str, s: &Settings, runs: &[Run]) -> Option<String> {
-    let mut out: Option<String> = None;
-    let spans = keep_spans(text, s, prefix_spans(text, runs));
-    if !spans.is_empty() {
-        out = Some(splice(text, &spans));
-    }
-    let hit = triggered(compiled(), text);
-    for i in (0..RULES.len()).filter(|i| hit[*i]) {
-        let cur = out.as_deref().unwrap_or(text);
-        let spans = keep_spans(cur, s, rule_matches(i, cur));
-        if !spans.is_empty() {
-            out = Some(splice(cur, &spans));
-        }
-    }
-    for (kind, re) in &s.patterns {
-        let cur = out.as_deref().unwrap_or(text);
-        let found = re.captures_iter(cur).filter_map(|c| {
-            c.name("secret")
-                .or_else(|| c.get(0))
-                .map(|m| (m.range(), kind.as_str()))
-        });
-        let spans = keep_spans(cur, s, found);
-        if !spans.is_empty() {
-            out = Some(splice(cur, &spans));
-        }
-    }
-    out
-}
 
 fn redact_with<'a>(text: &'a str, s: &Settings, entropy: bool) -> Cow<'a, str> {
     // Nothing the rules know fits in 7 bytes (a JSON payload has many such strings).

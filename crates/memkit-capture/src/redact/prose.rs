@@ -1,6 +1,11 @@
 //! A password told in prose: "the staging db password is Tr0ub4dor&3".
 
-use super::*;
+use std::ops::Range;
+
+use super::assign::{is_name_byte, is_word_byte, read_value, skip};
+use super::judge::{is_code, password_like};
+use super::literal::{real_literal, repeats_name};
+use super::rule::trim_bare;
 
 /// Words that name a secret in prose, and the kind each names.
 pub(super) const PROSE_WORDS: &[(&str, &str)] = &[
@@ -22,10 +27,6 @@ pub(super) const PROSE_WORDS: &[(&str, &str)] = &[
     ("credentials", "credentials"),
     ("credential", "credentials"),
 ];
-
-pub(super) fn is_word_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
 
 /// Reads `[ \t]+word` (case-insensitive) at `i`; returns the position after it.
 pub(super) fn read_word(b: &[u8], i: usize, words: &[&str]) -> Option<usize> {

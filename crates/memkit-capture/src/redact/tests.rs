@@ -2,6 +2,7 @@
 
 use memkit_core::config::Config;
 
+use super::config::NO_SETTINGS;
 use super::*;
 
 fn r(text: &str) -> String {

@@ -1,7 +1,7 @@
 //! Layer 1: tokens whose prefix names them (`ghp_`, `npm_`, `AKIA`…), found in the runs of
 //! token characters that layer 4 judges too.
 
-use super::*;
+use std::ops::Range;
 
 /// A JSON Web Token: three base64url parts, the first two JSON objects.
 pub(super) const JWT: &str = r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*";

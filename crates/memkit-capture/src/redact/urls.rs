@@ -1,7 +1,14 @@
 //! Credentials in URLs (`user:pass@`, `?sig=…`, webhook paths) and in headers
 //! (`Authorization`, `Basic`, `Bearer`, `Cookie`).
 
-use super::*;
+use std::ops::Range;
+
+use super::judge::{
+    Strength, base64_decode, classify_name, is_code, is_placeholder, is_prose, looks_random,
+};
+use super::literal::{real_literal, stand_in};
+use super::rule::{Groups, compile, group};
+use super::tokens::{long_runs, prefix_spans};
 
 /// The secret path of a Slack webhook.
 pub(super) const SLACK_WEBHOOK: &str =

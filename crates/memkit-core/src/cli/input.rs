@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Io;
+use super::io::Io;
 use crate::{Error, Result};
 
 /// A JSONL input: a file, or stdin for `-`, read one line at a time.

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{Config, env_nonempty, split_list};
+use super::source::{Config, env_nonempty, split_list};
 use crate::{Error, Result};
 
 /// One setting as the man pages show it: the variable that sets it, its config.toml key

@@ -9,7 +9,9 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use super::{Check, Doc, Layout, Options, Report, State, index_err};
+use super::doc::{Doc, expected_keys, load_docs, load_sessions, session_hash};
+use super::run::{Check, MAX_THREADS, Options, Report, index_err, plan};
+use super::state::{Layout, State};
 use memkit_core::Result;
 
 /// The analysers of the two text fields: words split on anything but letters and digits,
@@ -259,7 +261,7 @@ pub fn update(
     // Several writer threads only to fill an empty index (`have` lists only the changed rows
     // when `held` is known).
     let threads = if have.is_empty() && held.unwrap_or(0) == 0 {
-        opts.threads.clamp(1, super::MAX_THREADS)
+        opts.threads.clamp(1, MAX_THREADS)
     } else {
         1
     };
@@ -276,7 +278,7 @@ pub fn update(
     let rows = rows
         .into_iter()
         .map(|(id, upd)| (memkit_core::store::vector_key("observation", id), upd, id));
-    let plan = super::plan(
+    let plan = plan(
         rows,
         |k| have.contains_key(&k),
         state.obs_updated_at.clone(),
@@ -314,9 +316,9 @@ pub fn update(
     opts.report("bm25", todo.len() as u64, todo.len() as u64);
     // Sessions: few, compared by content hash.
     let mut seen_sessions = std::collections::BTreeMap::new();
-    for d in super::load_sessions(conn)? {
+    for d in load_sessions(conn)? {
         db_keys.insert(d.key);
-        let h = super::session_hash(&d);
+        let h = session_hash(&d);
         let known = have.contains_key(&d.key);
         if !known || state.sessions.get(&d.id) != Some(&h) {
             if known {
@@ -339,7 +341,7 @@ pub fn update(
         } else if *n > 1 {
             // Re-add the one true copy.
             writer.delete_term(Term::from_field_u64(fields.key, *k));
-            for d in super::load_docs(conn, &[*k])? {
+            for d in load_docs(conn, &[*k])? {
                 writer
                     .add_document(to_doc(&fields, &d))
                     .map_err(|e| index_err("bm25 add", e))?;
@@ -466,7 +468,7 @@ pub fn check(conn: &Connection, layout: &Layout) -> Result<Check> {
         name: "bm25".into(),
         ..Check::default()
     };
-    let want: HashSet<u64> = super::expected_keys(conn)?.into_iter().collect();
+    let want: HashSet<u64> = expected_keys(conn)?.into_iter().collect();
     c.expected = want.len() as u64;
     let have = match Bm25::open(&layout.bm25()).and_then(|b| b.keys()) {
         Ok(h) => h,

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use half::slice::HalfFloatSliceExt;
 use memmap2::Mmap;
 
-use super::index_err;
+use super::run::index_err;
 use memkit_core::Result;
 
 const MAGIC: &[u8; 8] = b"MKVEC003";

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use memkit_core::record::IndexReport;
 use memkit_core::{ids, store};
 
-use super::{Check, Report};
+use super::run::{Check, Report};
 
 /// Differing records a check's record names at most.
 const SAMPLE: usize = 20;

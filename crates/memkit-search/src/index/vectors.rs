@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 use super::flat::{self, Kind, Part, Writer, sidecar};
-use super::{Check, Layout, Options, Report, State, VectorState, index_err};
+use super::run::{Check, Options, Report, index_err, plan};
+use super::state::{Layout, State, VectorState};
 use memkit_core::Result;
 use memkit_core::store::{embeddings, vector_key};
 
@@ -417,7 +418,7 @@ fn update_one(
         Some(r) => r,
         None => embeddings::owners(conn, model, *dim)?,
     };
-    let plan = super::plan(
+    let plan = plan(
         rows.into_iter()
             .map(|(kind, id, at)| (vector_key(&kind, id), at, (kind, id))),
         has,

@@ -416,6 +416,16 @@ impl Searcher {
         Ok(true)
     }
 
+    /// Reranks the requests [`Searcher::request`] makes from now on with `stage`.
+    pub fn use_reranker(&mut self, stage: rerank::Stage) {
+        self.reranker = Some(stage);
+    }
+
+    /// Why the reranker failed since this was last asked (those searches kept the fused order).
+    pub fn take_rerank_error(&self) -> Option<String> {
+        self.reranker.as_ref()?.error.borrow_mut().take()
+    }
+
     /// The exact text embedded for `query` with the vector index's model.
     pub fn query_text(&self, query: &str) -> String {
         crate::embed::query_text(

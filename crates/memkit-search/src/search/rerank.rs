@@ -10,7 +10,6 @@ use memkit_core::Result;
 use memkit_core::config::{self, Config};
 use memkit_core::record::Explain;
 
-use super::Searcher;
 use crate::embed::cross::{PairScorer, RerankModel};
 use crate::index::Doc;
 
@@ -52,18 +51,6 @@ pub fn settings(
         None => config::SEARCH_RERANK_DEPTH.get(cfg)?,
     };
     Ok((model, depth))
-}
-
-impl Searcher {
-    /// Reranks the requests [`Searcher::request`] makes from now on with `stage`.
-    pub fn use_reranker(&mut self, stage: Stage) {
-        self.reranker = Some(stage);
-    }
-
-    /// Why the reranker failed since this was last asked (those searches kept the fused order).
-    pub fn take_rerank_error(&self) -> Option<String> {
-        self.reranker.as_ref()?.error.borrow_mut().take()
-    }
 }
 
 /// What the cross-encoder reads of a record: the text its vectors are made from.
