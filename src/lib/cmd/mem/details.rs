@@ -22,7 +22,8 @@ name. MEM_DISABLE=1 makes it a no-op.
 mem status shows the state of the memory at a glance, read-only: the database and WAL sizes, counts
 of sessions, observations, active learnings and captures, the queue by status and its errors by
 class, the last pipeline run and what it logged, the embedding model in use and the observations
-without its vector, each index as mem-index --check sees it, LLM tokens spent today against
+without its vector (embedding_backlog: how many, the rate mem-embed embeds at here, the time
+left and the pipeline runs it takes at MEM_EMBED_BUDGET_S), each index as mem-index --check sees it, LLM tokens spent today against
 MEM_LLM_DAILY_TOKENS, the disk the indexes and models take, and which settings files
 (~/.claude/settings.json, the project's .claude/settings.json and settings.local.json) register
 memkit's hooks, naming hook programs that no longer exist. problems says what needs doing (the
