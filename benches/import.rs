@@ -5,6 +5,12 @@
 //! home the same stage is killed with SIGKILL half-way through, then rerun to the end, and the
 //! store's counts must equal the uninterrupted run's. With MEMKIT_BENCH_QWEN=<model dir>, the
 //! Qwen3-size graph's throughput is measured on the first texts of the store.
+//!
+//! Then the user's first day, for MiniLM and (MEMKIT_BENCH_QWEN) the 0.6B-size graph: the
+//! history imported into a fresh home and worked by `mem pipeline` runs as the hooks start
+//! them (MEM_EMBED_BUDGET_S = MEMKIT_BENCH_EMBED_BUDGET_S, default 60), back to back for at most
+//! MEMKIT_BENCH_BACKLOG_S (default 1800) while the hooks run beside them, then drained; see
+//! [`first_day`].
 
 #[path = "common/mod.rs"]
 mod common;
@@ -231,12 +237,15 @@ fn main() {
                         .map(|v| (v["title"].to_string(), v["id"].to_string()))
                         .collect::<Vec<_>>()
                 };
-                // By what each hit says: records of the same text tie, and which of them comes
-                // first depends on the last bits of their vectors (int8 activations are scaled
-                // per batch, and a rerun batches what is left).
+                // The same records, in an order that may differ where scores nearly tie: the
+                // last bits of a vector depend on its batch (int8 activations are scaled per
+                // batch, and a rerun batches what is left, newest first).
                 let (a, b) = (hits(&killed), hits(&whole));
-                let says =
-                    |h: &[(String, String)]| h.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+                let says = |h: &[(String, String)]| {
+                    let mut v: Vec<String> = h.iter().map(|x| x.0.clone()).collect();
+                    v.sort();
+                    v
+                };
                 assert_eq!(says(&a), says(&b), "{q}: {a:?} against {b:?}");
             }
             println!("index: the two homes give the same hits for 3 queries");
@@ -244,6 +253,17 @@ fn main() {
     }
     if let Ok(qwen) = std::env::var("MEMKIT_BENCH_QWEN") {
         qwen_throughput(&whole, Path::new(&qwen));
+    }
+    let budget: f64 = std::env::var("MEMKIT_BENCH_EMBED_BUDGET_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60.0);
+    let mut models = vec![("minilm-l6".to_string(), "minilm-l6".to_string())];
+    if let Ok(qwen) = std::env::var("MEMKIT_BENCH_QWEN") {
+        models.push(("the 0.6B-size graph".into(), qwen));
+    }
+    for (label, model) in &models {
+        first_day(tmp.path(), &hist, size_mb, label, model, budget);
     }
 }
 
@@ -283,6 +303,404 @@ fn qwen_throughput(home: &Path, model: &Path) {
         per_s,
         "/s",
         common::Budget::None,
+        None,
+    );
+}
+
+/// A pipeline stage's command in a first-day home: the model under test, the budget.
+fn day_cmd(home: &Path, tool: &str, model: &str, budget: f64) -> Command {
+    let mut c = common::cmd(home, tool);
+    c.env("MEM_EMBED_MODEL", model)
+        .env("MEM_EMBED_BUDGET_S", budget.to_string());
+    c
+}
+
+fn day_count(home: &Path, sql: &str) -> i64 {
+    counts(home, &[sql])[0]
+}
+
+/// Whether the newest `n` observations all have a vector of the model in use.
+fn newest_have_vectors(home: &Path, n: i64) -> bool {
+    day_count(
+        home,
+        &format!(
+            "SELECT count(*) FROM (SELECT id FROM observations ORDER BY created_at DESC, id DESC LIMIT {n}) o
+             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = 'observation' AND e.owner_id = o.id
+                               AND e.model = (SELECT model FROM embeddings ORDER BY created_at DESC LIMIT 1))"
+        ),
+    ) == 0
+}
+
+fn backlog(home: &Path) -> i64 {
+    day_count(
+        home,
+        "SELECT count(*) FROM observations o WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+           WHERE e.owner_kind = 'observation' AND e.owner_id = o.id)",
+    )
+}
+
+/// Hits of a search, as JSON.
+fn hits(home: &Path, model: &str, budget: f64, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = day_cmd(home, "mem-search", model, budget)
+        .args(["--all-projects", "--format", "jsonl"])
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The hook payloads of one round (capture, SessionStart, prompt) in `project`, as files.
+fn hook_payloads(home: &Path, project: &str, prompt: &str, round: usize) -> [PathBuf; 3] {
+    let dir = home.join("payloads");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = "cargo test output line with some text\n".repeat(135);
+    let capture = serde_json::json!({"session_id": "bench-day", "hook_event_name": "PostToolUse",
+        "cwd": project, "transcript_path": "/tmp/t.jsonl", "tool_name": "Bash",
+        "tool_use_id": format!("toolu_day_{round}"),
+        "tool_input": {"command": "cargo test --all", "description": "Run tests"},
+        "tool_response": {"stdout": out, "stderr": "", "interrupted": false, "isImage": false}});
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "bench-day",
+        "cwd": project, "source": "startup", "transcript_path": "/tmp/t.jsonl"});
+    let ask = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "bench-day",
+        "cwd": project, "prompt": prompt});
+    let files = [
+        dir.join(format!("capture-{round}.json")),
+        dir.join("start.json"),
+        dir.join("prompt.json"),
+    ];
+    for (f, v) in files.iter().zip([capture, start, ask]) {
+        std::fs::write(f, v.to_string()).unwrap();
+    }
+    files
+}
+
+/// One round of the three hooks as Claude Code runs them: wall ms of each.
+fn hook_round(home: &Path, files: &[PathBuf; 3]) -> [f64; 3] {
+    let args: [(&str, &[&str]); 3] = [
+        ("mem-capture", &["--hook"]),
+        ("mem-context", &["--hook"]),
+        ("mem-context", &["--hook", "--prompt"]),
+    ];
+    let mut out = [0.0; 3];
+    for (i, ((tool, a), f)) in args.iter().zip(files).enumerate() {
+        let mut c = common::cmd(home, tool);
+        c.args(*a);
+        let (ms, _, code) = common::timed(c, Some(f));
+        assert_eq!(code, 0, "{tool} {a:?} exited {code}");
+        out[i] = ms;
+    }
+    out
+}
+
+/// A new session's hooks: a prompt, an edit, a failed test run and the Stop.
+fn new_session(home: &Path, project: &str) {
+    let base = serde_json::json!({"session_id": "bench-newday", "cwd": project,
+        "transcript_path": "/nonexistent.jsonl"});
+    let with = |extra: serde_json::Value| {
+        let mut b = base.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b.to_string()
+    };
+    for ev in [
+        with(serde_json::json!({"hook_event_name": "UserPromptSubmit",
+            "prompt": "Fix the flaky retry budget in the upload worker"})),
+        with(
+            serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "nd1",
+            "tool_input": {"file_path": "src/upload_worker.py", "old_string": "retries = 3",
+                           "new_string": "retries = budget.remaining()"},
+            "tool_response": {"filePath": "src/upload_worker.py", "structuredPatch": []}}),
+        ),
+        with(
+            serde_json::json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "nd2",
+            "tool_input": {"command": "pytest tests/test_upload_worker.py", "description": "Run the worker tests"},
+            "error": "FAILED tests/test_upload_worker.py::test_retry_budget - AssertionError"}),
+        ),
+        with(serde_json::json!({"hook_event_name": "Stop",
+            "last_assistant_message": "The upload worker now takes its retries from the budget."})),
+    ] {
+        let mut c = common::cmd(home, "mem-capture");
+        c.arg("--hook");
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(ev.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// Whether the new session's observations have vectors and a hybrid search finds them.
+fn new_session_found(home: &Path, model: &str, budget: f64) -> bool {
+    let obs = day_count(
+        home,
+        "SELECT count(*) FROM observations WHERE session_id = 'bench-newday'",
+    );
+    let without = day_count(
+        home,
+        "SELECT count(*) FROM observations o WHERE session_id = 'bench-newday' AND NOT EXISTS
+           (SELECT 1 FROM embeddings e WHERE e.owner_kind = 'observation' AND e.owner_id = o.id)",
+    );
+    obs > 0
+        && without == 0
+        && hits(
+            home,
+            model,
+            budget,
+            &["--explain", "flaky retry budget in the upload worker"],
+        )
+        .iter()
+        .take(5)
+        .any(|h| {
+            h["session_id"] == "bench-newday"
+                && h["mode"] == "hybrid"
+                && h["explain"]["cosine"].is_number()
+        })
+}
+
+/// The longest hold of the lock the pipeline log records (`held the lock N s`).
+fn longest_hold(home: &Path) -> f64 {
+    std::fs::read_to_string(home.join("logs/pipeline.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l.find("held the lock ")? + "held the lock ".len()..];
+            rest.split(' ').next()?.parse::<f64>().ok()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The user's first day with `model`: `mem-capture --transcripts` of the history into a fresh
+/// home, then `mem pipeline` runs back to back (each as the Stop hook's detached run is:
+/// budgeted, at nice 10) while the capture, SessionStart and prompt hooks run beside them, a new
+/// session arriving after the first run; then `mem pipeline --drain`. Prints the rows of
+/// issue #52's item 4 with their budgets.
+fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, budget: f64) {
+    let home = tmp.join(format!("first-day-{}", label.replace(' ', "-")));
+    std::fs::create_dir_all(&home).unwrap();
+    let phase_cap: f64 = std::env::var("MEMKIT_BENCH_BACKLOG_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1800.0);
+    let row = |what: &str| format!("first day of a {size_mb:.0} MB history, {label}: {what}");
+    let t0 = Instant::now();
+    let mut c = day_cmd(&home, "mem-capture", model, budget);
+    c.args(["-q", "--transcripts"]).arg(hist);
+    let (_, _, code) = common::timed(c, None);
+    assert_eq!(code, 0, "mem-capture --transcripts failed");
+    let captured_s = t0.elapsed().as_secs_f64();
+    let captures = day_count(&home, "SELECT count(*) FROM pending_queue");
+    // Pipeline runs until a BM25 search finds the history.
+    let mut runs = 0;
+    let mut holds: Vec<f64> = Vec::new();
+    let lexical_s = loop {
+        let mut c = day_cmd(&home, "mem", model, budget);
+        c.args(["pipeline", "-q"]);
+        let (ms, _, code) = common::timed(c, None);
+        assert_eq!(code, 0, "mem pipeline failed");
+        runs += 1;
+        holds.push(ms / 1000.0);
+        let found = hits(
+            &home,
+            model,
+            budget,
+            &["--engine", "bm25", "error in the test"],
+        );
+        if !found.is_empty() || runs >= 50 {
+            break t0.elapsed().as_secs_f64();
+        }
+    };
+    let observations = day_count(&home, "SELECT count(*) FROM observations");
+    let compressed = day_count(
+        &home,
+        "SELECT count(*) FROM pending_queue WHERE status = 'done'",
+    );
+    println!(
+        "first day, {label}: {captures} captures imported in {captured_s:.1} s; BM25 finds the history after {runs} pipeline run(s), {lexical_s:.1} s from the start ({compressed} of {captures} captures compressed, {observations} observations, {} without a vector)",
+        backlog(&home)
+    );
+    common::figure(
+        "import",
+        None,
+        &row("lexical search finds it, from the import's start"),
+        lexical_s,
+        "s",
+        common::Budget::Max(120.0),
+        None,
+    );
+    // The hooks idle, in the project with the most history.
+    let project: String = rusqlite::Connection::open(home.join("mem.db"))
+        .unwrap()
+        .query_row(
+            "SELECT project FROM observations GROUP BY project ORDER BY count(*) DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let prompt: String = rusqlite::Connection::open(home.join("mem.db"))
+        .unwrap()
+        .query_row(
+            "SELECT title FROM observations WHERE project = ?1 ORDER BY id DESC LIMIT 1",
+            [&project],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // Idle: 30 rounds now (after 5 to warm the page cache) and 30 once the backlog is drained.
+    let mut idle: [Vec<f64>; 3] = Default::default();
+    let idle_rounds = |idle: &mut [Vec<f64>; 3], from: usize| {
+        for round in from..from + 35 {
+            let files = hook_payloads(&home, &project, &prompt, round);
+            let took = hook_round(&home, &files);
+            if round >= from + 5 {
+                for (k, ms) in took.into_iter().enumerate() {
+                    idle[k].push(ms);
+                }
+            }
+        }
+    };
+    idle_rounds(&mut idle, 0);
+    // A new session arrives; the backlog is worked by runs back to back, the hooks beside.
+    new_session(&home, &project);
+    let runs_before_new = runs;
+    let mut runs_until_new: Option<usize> = None;
+    let want_newest = observations.min(1000);
+    let mut newest_s = newest_have_vectors(&home, want_newest).then(|| t0.elapsed().as_secs_f64());
+    let mut busy: [Vec<f64>; 3] = Default::default();
+    let phase = Instant::now();
+    let mut round = 100;
+    let mut child: Option<(std::process::Child, Instant)> = None;
+    loop {
+        if child.is_none() {
+            if runs_until_new.is_some() && backlog(&home) == 0 {
+                break;
+            }
+            if phase.elapsed().as_secs_f64() > phase_cap {
+                break;
+            }
+            // The detached run a Stop hook starts, as this process's child so it can be timed.
+            let c = day_cmd(&home, "mem", model, budget)
+                .args(["pipeline", "--detached"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child = Some((c, Instant::now()));
+            runs += 1;
+        }
+        round += 1;
+        let files = hook_payloads(&home, &project, &prompt, round);
+        let took = hook_round(&home, &files);
+        let (c, started) = child.as_mut().unwrap();
+        if c.try_wait().unwrap().is_none() {
+            for (k, ms) in took.into_iter().enumerate() {
+                busy[k].push(ms);
+            }
+            continue;
+        }
+        holds.push(started.elapsed().as_secs_f64());
+        child = None;
+        if newest_s.is_none() && newest_have_vectors(&home, want_newest) {
+            newest_s = Some(t0.elapsed().as_secs_f64());
+        }
+        if runs_until_new.is_none() && new_session_found(&home, model, budget) {
+            runs_until_new = Some(runs - runs_before_new);
+        }
+    }
+    let left = backlog(&home);
+    let t = Instant::now();
+    let mut c = day_cmd(&home, "mem", model, budget);
+    c.args(["pipeline", "--drain", "-q"]);
+    let (_, _, code) = common::timed(c, None);
+    assert_eq!(code, 0, "mem pipeline --drain failed");
+    let drain_s = t.elapsed().as_secs_f64();
+    let drained_s = t0.elapsed().as_secs_f64();
+    if newest_s.is_none() && newest_have_vectors(&home, want_newest) {
+        newest_s = Some(drained_s);
+    }
+    if runs_until_new.is_none() && new_session_found(&home, model, budget) {
+        runs_until_new = Some(runs - runs_before_new + 1);
+    }
+    idle_rounds(&mut idle, 50);
+    let longest = longest_hold(&home).max(holds.iter().copied().fold(0.0, f64::max));
+    println!(
+        "first day, {label}: {} runs of MEM_EMBED_BUDGET_S={budget} back to back for {:.0} s, the longest {longest:.1} s; {left} observations left then, drained in {drain_s:.1} s ({:.1}/s); the newest {want_newest} with vectors after {}; the new session searchable with vectors after {} run(s)",
+        runs,
+        phase.elapsed().as_secs_f64(),
+        left as f64 / drain_s.max(1e-3),
+        newest_s.map_or("never".into(), |s| format!("{s:.0} s")),
+        runs_until_new.map_or("none".into(), |n| n.to_string()),
+    );
+    common::figure(
+        "import",
+        None,
+        &row(&format!(
+            "the newest {want_newest} observations with vectors, from the import's start"
+        )),
+        newest_s.unwrap_or(f64::INFINITY),
+        "s",
+        common::Budget::Max(1200.0),
+        None,
+    );
+    common::figure(
+        "import",
+        None,
+        &row("backlog gone (runs, then mem pipeline --drain), from the import's start"),
+        drained_s,
+        "s",
+        common::Budget::None,
+        None,
+    );
+    common::figure(
+        "import",
+        None,
+        &row(&format!(
+            "longest hold of the pipeline lock (MEM_EMBED_BUDGET_S={budget})"
+        )),
+        longest,
+        "s",
+        common::Budget::Max(budget + 30.0),
+        None,
+    );
+    let names = ["capture hook p50", "SessionStart p50", "prompt hook p50"];
+    for (k, name) in names.iter().enumerate() {
+        if busy[k].is_empty() {
+            println!("first day, {label}: no hook ran while a pipeline run held the lock");
+            break;
+        }
+        let (i, b) = (common::median(&mut idle[k]), common::median(&mut busy[k]));
+        println!(
+            "first day, {label}: {name} {b:.2} ms while the backlog is worked ({} runs), {i:.2} ms idle: {:.2}×",
+            busy[k].len(),
+            b / i
+        );
+        common::figure(
+            "import",
+            None,
+            &row(&format!("{name} while the backlog is worked")),
+            b,
+            "ms",
+            common::Budget::AtMostTimesBaseline(1.5),
+            Some(("idle, same run", i)),
+        );
+    }
+    common::figure(
+        "import",
+        None,
+        &row("pipeline runs until a new session is searchable with vectors"),
+        runs_until_new.map_or(f64::INFINITY, |n| n as f64),
+        "runs",
+        common::Budget::Max(1.0),
         None,
     );
 }

@@ -69,7 +69,15 @@ fn main() {
         }
     }
     let t = Instant::now();
-    let run = embed::store::embed_database(&mut conn, &model_dir, None, None, |_, _| {}).unwrap();
+    let run = embed::store::embed_database(
+        &mut conn,
+        &model_dir,
+        None,
+        None,
+        Default::default(),
+        |_, _| {},
+    )
+    .unwrap();
     let embed_s = t.elapsed().as_secs_f64();
     // Query vectors as mem-search makes them (same text, same cache key).
     let model = model_dir.to_str().unwrap();

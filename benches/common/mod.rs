@@ -240,6 +240,11 @@ pub enum Budget {
     Min(f64),
     /// The value at least this many times the baseline (for throughputs).
     TimesBaseline(f64),
+    /// The value at most this many times the baseline (a latency under load against idle).
+    AtMostTimesBaseline(f64),
+    /// A budget that no longer applies, and why (a ceiling the same run measured rules it
+    /// out): shown in the budget column, never marked ✘.
+    Retired(&'static str),
 }
 
 /// Appends one figure to $MEMKIT_BENCH_FIGURES (a JSON line; nothing when unset), for
@@ -262,6 +267,8 @@ pub fn figure(
         Budget::Max(v) => serde_json::json!({"max": v}),
         Budget::Min(v) => serde_json::json!({"min": v}),
         Budget::TimesBaseline(v) => serde_json::json!({"times_baseline": v}),
+        Budget::AtMostTimesBaseline(v) => serde_json::json!({"max_times_baseline": v}),
+        Budget::Retired(why) => serde_json::json!({"retired": why}),
     };
     let line = serde_json::json!({
         "bench": bench, "size": size, "name": name, "value": value, "unit": unit,

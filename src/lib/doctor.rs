@@ -154,14 +154,24 @@ fn fix_queue(cfg: &Config) -> Result<Fixed> {
 }
 
 fn embeddings(h: &Health) -> (bool, String) {
-    (
-        h.without_embedding == 0,
-        format!(
-            "{} observations without a vector of {}",
-            h.without_embedding,
-            h.embedding_model.as_deref().unwrap_or("the model in use")
+    let model = h.embedding_model.as_deref().unwrap_or("the model in use");
+    let detail = match h.embedding_backlog.as_ref() {
+        Some(b) => match (&b.eta, b.per_second, b.pipeline_runs) {
+            (Some(eta), Some(rate), Some(runs)) => format!(
+                "{} observations without a vector of {model}: about {eta} of embedding at {rate} a second, {runs} pipeline runs of {:.0} s",
+                b.observations, b.budget_seconds
+            ),
+            _ => format!(
+                "{} observations without a vector of {model}",
+                b.observations
+            ),
+        },
+        None => format!(
+            "{} observations without a vector of {model}",
+            h.without_embedding
         ),
-    )
+    };
+    (h.without_embedding == 0, detail)
 }
 
 fn fix_embeddings() -> Result<Fixed> {

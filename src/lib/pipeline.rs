@@ -10,7 +10,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::{Error, Home, Result, programs};
 
@@ -90,27 +90,54 @@ fn open_log(home: &Path) -> std::io::Result<File> {
         .open(log_path(home))
 }
 
-/// Runs the stages under the lock until `mem-compress --check` finds nothing left, and
-/// checkpoints the WAL before letting the lock go. Returns `Busy` at once when another run holds the lock. Work queued
-/// while this run held the lock (whose own pipeline found the lock taken and left) is taken
-/// after the lock is released: the check runs again and, when there is work, the lock is
-/// taken again. `report` receives one line per stage that said something or failed.
-pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Result<Ran> {
+/// How a run works the stages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// How long one hold of the lock works at most (`embed_budget_s`): mem-compress and
+    /// mem-embed get what is left of it, newest first, and the run lets the lock go once it is
+    /// spent. `None` (`--drain`): until nothing is left.
+    pub budget: Option<Duration>,
+    /// mem-embed shows its progress bar and time left on the caller's terminal (`--drain`).
+    pub show_progress: bool,
+}
+
+/// Runs the stages under the lock until `mem-compress --check` finds nothing left or the
+/// budget is spent, and checkpoints the WAL before letting the lock go. Returns `Busy` at once
+/// when another run holds the lock, after leaving word (`Home::pipeline_wanted`) for it: that
+/// run takes the lock again for the work this one came for once it has let it go (a budget
+/// later at most), or, when it has already gone, this run takes it itself. `report` receives
+/// one line per stage that said something or failed.
+pub fn run(
+    home: &Path,
+    stages: &[Stage],
+    opts: Options,
+    report: &mut dyn FnMut(&str),
+) -> Result<Ran> {
     crate::store::ensure_home(home)?;
     let compress = &stages
         .first()
         .ok_or_else(|| Error::other("no stages"))?
         .path;
+    let wanted = Home::new(home).pipeline_wanted();
     let mut rounds = 0;
     let mut failed = Vec::new();
     loop {
-        let Some(lock) = try_lock(home)? else {
-            return Ok(if rounds == 0 {
-                Ran::Busy
-            } else {
-                Ran::Done { rounds, failed }
-            });
+        let lock = match try_lock(home)? {
+            Some(lock) => lock,
+            None if rounds > 0 => break,
+            None => {
+                let _ = File::create(&wanted);
+                // The holder may have looked for word just before it was left, and gone.
+                match try_lock(home)? {
+                    Some(lock) => lock,
+                    None => return Ok(Ran::Busy),
+                }
+            }
         };
+        // What whoever left word came for is pending now: this hold takes it.
+        let _ = std::fs::remove_file(&wanted);
+        let taken = Instant::now();
+        let until = opts.budget.map(|b| taken + b);
         failed.clear();
         if rounds == 0 {
             redact_if_due(home, report);
@@ -118,18 +145,36 @@ pub fn run(home: &Path, stages: &[Stage], report: &mut dyn FnMut(&str)) -> Resul
         while rounds < MAX_ROUNDS {
             rounds += 1;
             for s in stages {
-                if let Some(fail) = run_stage(s, report) {
+                if let Some(fail) = run_stage(s, until, opts.show_progress, report) {
                     failed.push((s.name, fail));
                 }
             }
-            if !has_work(compress) {
+            if until.is_some_and(|t| Instant::now() >= t) || !has_work(compress) {
                 break;
             }
         }
         prune_if_due(home, compress, report);
         checkpoint(home, report);
         drop(lock);
-        if rounds >= MAX_ROUNDS || !has_work(compress) {
+        // How long a hold lasts, against its budget, is what the import bench reads back.
+        let held = taken.elapsed();
+        if held >= Duration::from_secs(1) {
+            log(
+                home,
+                &format!("mem pipeline[{}]", std::process::id()),
+                &format!(
+                    "held the lock {:.1} s ({})",
+                    held.as_secs_f64(),
+                    opts.budget.map_or("no budget".into(), |b| format!(
+                        "budget {:.0} s",
+                        b.as_secs_f64()
+                    ))
+                ),
+            );
+        }
+        // Work queued meanwhile by runs that found the lock taken and left (whatever else is
+        // pending, an imported history, waits for the next run).
+        if rounds >= MAX_ROUNDS || !wanted.exists() || !has_work(compress) {
             break;
         }
     }
@@ -156,6 +201,8 @@ fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
                     name: "mem-prune",
                     path,
                 },
+                None,
+                false,
                 report,
             );
         }
@@ -250,14 +297,38 @@ pub fn try_lock(home: &Path) -> Result<Option<File>> {
     Ok(Some(f))
 }
 
+/// The stages that take a budget (`--budget SECS`): those whose backlog can be large.
+const BUDGETED: &[&str] = &["mem-compress", "mem-embed"];
+
 /// Runs one stage quietly (records to /dev/null); returns why it failed, if it did. Exit 1
-/// ("nothing to do") is success. What it wrote on stderr goes to `report`.
-fn run_stage(s: &Stage, report: &mut dyn FnMut(&str)) -> Option<String> {
-    let out = Command::new(&s.path)
-        .args(["-q", "--format", "jsonl"])
+/// ("nothing to do") is success. What it wrote on stderr goes to `report`; with `show_progress`
+/// mem-embed writes on the caller's stderr instead, where its progress bar is seen. A stage in
+/// [`BUDGETED`] gets what is left of the time until `until`.
+fn run_stage(
+    s: &Stage,
+    until: Option<Instant>,
+    show_progress: bool,
+    report: &mut dyn FnMut(&str),
+) -> Option<String> {
+    let mut cmd = Command::new(&s.path);
+    let shown = show_progress && s.name == "mem-embed";
+    cmd.args(if shown {
+        &["--format", "jsonl"][..]
+    } else {
+        &["-q", "--format", "jsonl"]
+    });
+    if let Some(t) = until.filter(|_| BUDGETED.contains(&s.name)) {
+        let left = t.saturating_duration_since(Instant::now());
+        cmd.args(["--budget", &format!("{:.3}", left.as_secs_f64())]);
+    }
+    let out = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(if shown {
+            Stdio::inherit()
+        } else {
+            Stdio::piped()
+        })
         .output();
     let out = match out {
         Ok(o) => o,
@@ -361,16 +432,43 @@ pub fn start_detached(home: &Path) -> std::result::Result<(), String> {
         })
 }
 
-/// One run in this process, with the stages found beside `mem` (then MEM_BIN_DIR, then PATH);
-/// each line goes to the pipeline log and to `echo`. `Ok(false)`: another run holds the lock.
+/// Lowers this process's priority, and so its stages': a run the hooks start in the
+/// background must not slow the hooks of the session that goes on meanwhile.
+pub fn in_background() {
+    // SAFETY: nice only changes this process's scheduling priority; a failure leaves it as
+    // it was, which is no reason to stop.
+    unsafe {
+        libc::nice(10);
+    }
+}
+
+/// One run in this process, with the stages found beside `mem` (then MEM_BIN_DIR, then PATH),
+/// each hold of the lock within `embed_budget_s` (`drain`: until nothing is left, mem-embed's
+/// progress on the terminal with `progress`); each line goes to the pipeline log and to `echo`. `Ok(false)`: another run holds the lock.
 /// Stages that failed are an error naming them and the log.
-pub fn run_here(home: &Path, echo: &mut dyn FnMut(&str)) -> Result<bool> {
+pub fn run_here(
+    home: &Path,
+    drain: bool,
+    progress: bool,
+    echo: &mut dyn FnMut(&str),
+) -> Result<bool> {
     let who = format!("mem pipeline[{}]", std::process::id());
     let mut report = |line: &str| {
         log(home, &who, line);
         echo(line);
     };
-    match stages(&tool_dirs(home)).and_then(|s| run(home, &s, &mut report)) {
+    let cfg =
+        crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
+    let opts = Options {
+        budget: match drain {
+            true => None,
+            false => Some(Duration::from_secs_f64(
+                crate::config::EMBED_BUDGET_S.get(&cfg)?,
+            )),
+        },
+        show_progress: progress,
+    };
+    match stages(&tool_dirs(home)).and_then(|s| run(home, &s, opts, &mut report)) {
         Ok(Ran::Busy) => Ok(false),
         Ok(Ran::Done { failed, .. }) if failed.is_empty() => Ok(true),
         Ok(Ran::Done { failed, .. }) => {

@@ -2,6 +2,7 @@
 //! asserting on parsed output and on the real SQLite file.
 
 mod ast;
+mod backlog;
 mod capture;
 mod compress;
 mod context;

@@ -24,6 +24,9 @@ pub struct Run {
     pub open_turn: chrono::Duration,
     /// Told (captures done, captures waiting when the run began) after each round.
     pub progress: Option<Box<dyn Fn(u64, u64)>>,
+    /// Start no turn after this moment (a pipeline run's budget; at least one runs): what is
+    /// left, the oldest sessions, goes back to the queue for the next run.
+    pub until: Option<std::time::Instant>,
 }
 
 /// What a run made: the new observations (merged ones are counted, not listed) and the counts
@@ -68,6 +71,7 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
         "skipped",
         "errors",
         "summaries",
+        "released",
     ] {
         counts.insert(k.into(), 0);
     }
@@ -83,9 +87,14 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
         Some(_) => queue::waiting(&conn, None)?.max(0) as u64,
         None => 0,
     };
-    loop {
+    let over = || run.until.is_some_and(|t| std::time::Instant::now() >= t);
+    let mut worked = false;
+    'rounds: loop {
         if let Some(tell) = &run.progress {
             tell(counts["captures"], waiting);
+        }
+        if worked && over() {
+            break;
         }
         let now = store::now();
         let rows = store::write_tx(&conn, |c| {
@@ -117,7 +126,39 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
             recs.push(o);
             add(&mut counts, "notes", 1);
         }
-        for mut g in grouped.groups {
+        // The latest sessions' turns first (each session's in order), so a budget spent on a
+        // round of an imported history still reaches today's session in it.
+        let mut groups = grouped.groups;
+        let newest: BTreeMap<String, String> = groups.iter().fold(BTreeMap::new(), |mut m, g| {
+            let last = g
+                .items
+                .last()
+                .map(|i| i.created_at.clone())
+                .unwrap_or_default();
+            let e = m.entry(g.session_id.clone()).or_default();
+            if last > *e {
+                *e = last;
+            }
+            m
+        });
+        groups.sort_by(|a, b| newest[&b.session_id].cmp(&newest[&a.session_id]));
+        let mut groups = groups.into_iter();
+        while let Some(mut g) = groups.next() {
+            if worked && over() {
+                // Claimed but not reached: back to the queue, with the turns' boundaries.
+                let rest: Vec<i64> = std::iter::once(g)
+                    .chain(groups)
+                    .flat_map(|g| {
+                        let mut ids = g.ids();
+                        ids.extend(g.boundaries.iter().map(|b| b.0));
+                        ids
+                    })
+                    .collect();
+                store::write_tx(&conn, |c| queue::release(c, &rest))?;
+                add(&mut counts, "released", rest.len() as u64);
+                break 'rounds;
+            }
+            worked = true;
             add(&mut counts, "groups", 1);
             add(&mut counts, "skipped", g.boundaries.len() as u64);
             if g.prompt.is_none() {
@@ -164,9 +205,16 @@ pub fn compress_queue(cfg: &Config, b: Backend, opts: Options, run: &Run) -> Res
                 }
             }
         }
+        worked = true;
     }
     if run.summaries {
-        for sid in summary::due(&conn)? {
+        // The latest sessions first; at least one, whatever the budget left: today's session
+        // is summarised in the run that compressed it.
+        for (n, sid) in summary::due(&conn)?.into_iter().enumerate() {
+            // Due again next run.
+            if n > 0 && over() {
+                break;
+            }
             let now = store::now();
             if store::write_tx(&conn, |c| summary::summarize(c, &sid, &now))? {
                 add(&mut counts, "summaries", 1);

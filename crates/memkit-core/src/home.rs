@@ -12,6 +12,7 @@ const LOGS: &str = "logs";
 const SPOOL: &str = "spool";
 const BIN: &str = "bin";
 const PIPELINE_LOCK: &str = "pipeline.lock";
+const PIPELINE_WANTED: &str = "pipeline.wanted";
 const RECALL: &str = "recall";
 const EVAL: &str = "eval";
 
@@ -34,6 +35,7 @@ impl Home {
         SPOOL,
         BIN,
         PIPELINE_LOCK,
+        PIPELINE_WANTED,
     ];
 
     pub fn new(path: impl Into<PathBuf>) -> Home {
@@ -81,6 +83,12 @@ impl Home {
     /// The lock every pipeline run takes turns on.
     pub fn pipeline_lock(&self) -> PathBuf {
         self.0.join(PIPELINE_LOCK)
+    }
+
+    /// Left by a pipeline run that found the lock taken: the run holding it goes again for
+    /// the work that run came for once it has let the lock go.
+    pub fn pipeline_wanted(&self) -> PathBuf {
+        self.0.join(PIPELINE_WANTED)
     }
 
     pub fn pipeline_log(&self) -> PathBuf {

@@ -490,6 +490,14 @@ pub struct Explain {
     pub time: f64,
     /// Weighted sum = score.
     pub score: f64,
+    /// The share of the store searched that has a vector (the vector index's records over the
+    /// BM25 index's), when not all: a backlog still being embedded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<f64>,
+    /// The record has no vector yet, so it kept its place in the lexical ranking (the vector
+    /// arm reorders only the records it can compare).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_vector: bool,
 }
 
 #[cfg(test)]

@@ -98,6 +98,7 @@ fn replay(
             summaries: false,
             open_turn: chrono::Duration::zero(),
             progress: None,
+            until: None,
         },
     )?;
     let elapsed = started.elapsed().as_millis() as u64;

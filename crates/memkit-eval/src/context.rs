@@ -331,6 +331,7 @@ pub(crate) fn compress(cfg: &Config) -> Result<()> {
             summaries: true,
             open_turn: chrono::Duration::zero(),
             progress: None,
+            until: None,
         },
     )?;
     Ok(())

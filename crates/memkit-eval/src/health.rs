@@ -35,6 +35,65 @@ pub struct LlmDay {
     pub tokens: u64,
 }
 
+/// What is left to embed, and how long the model takes for it (`mem status`, `mem doctor`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Backlog {
+    /// Observations without a vector of the model in use.
+    pub observations: u64,
+    /// Texts mem-embed embedded a second with that model on this machine, lately
+    /// (`embed::store::rate`); none before a run has said.
+    pub per_second: Option<f64>,
+    /// The backlog's embedding time at that rate, in seconds, and in words.
+    pub eta_seconds: Option<u64>,
+    pub eta: Option<String>,
+    /// What a pipeline run works of it at most (MEM_EMBED_BUDGET_S), and so how many runs it
+    /// takes at that rate.
+    pub budget_seconds: f64,
+    pub pipeline_runs: Option<u64>,
+}
+
+impl Backlog {
+    fn of(conn: &Connection, cfg: &Config, model: &str, dim: usize, n: u64) -> Result<Backlog> {
+        let per_second = memkit_search::embed::store::rate(conn, model, dim)?;
+        let eta = per_second.map(|r| (n as f64 / r).ceil() as u64);
+        let budget = config::EMBED_BUDGET_S.get(cfg)?;
+        Ok(Backlog {
+            observations: n,
+            per_second: per_second.map(|r| (r * 100.0).round() / 100.0),
+            eta_seconds: eta,
+            eta: eta.map(in_words),
+            budget_seconds: budget,
+            pipeline_runs: eta.map(|s| (s as f64 / budget.max(1.0)).ceil().max(1.0) as u64),
+        })
+    }
+
+    /// What the problem line adds: the time it takes and how it goes.
+    fn said(&self) -> String {
+        match (&self.eta, self.per_second) {
+            (Some(eta), Some(r)) => format!(
+                " (about {eta} at {r} a second; each pipeline run works {:.0} s of it, mem pipeline --drain all of it now)",
+                self.budget_seconds
+            ),
+            _ => "; mem pipeline --drain embeds them now".into(),
+        }
+    }
+}
+
+/// A duration in seconds as a person says it: `40 s`, `12 min`, `2 h 10 min`.
+pub fn in_words(secs: u64) -> String {
+    match secs {
+        0..=59 => format!("{secs} s"),
+        60..=3599 => format!("{} min", secs.div_ceil(60)),
+        _ => {
+            let min = secs.div_ceil(60);
+            match min % 60 {
+                0 => format!("{} h", min / 60),
+                m => format!("{} h {m} min", min / 60),
+            }
+        }
+    }
+}
+
 /// The report (`"type":"health"`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(remote = "Self")]
@@ -60,6 +119,9 @@ pub struct Health {
     /// `model/dim` of the newest vectors, or the configured model when none exists yet.
     pub embedding_model: Option<String>,
     pub without_embedding: u64,
+    /// The observations without a vector, how fast they are being embedded and when they are
+    /// done; none when every observation has one.
+    pub embedding_backlog: Option<Backlog>,
     pub indexes: Vec<IndexHealth>,
     /// The database changed after the indexes were last brought up to date.
     pub index_behind: Option<String>,
@@ -120,21 +182,31 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
     let (made, merged) = stats::dedup_since(conn, &since)?;
 
     let configured = config::EMBED_MODEL.get(cfg);
-    let (embedding_model, without_embedding) = match stats::latest_model(conn)? {
+    let (embedding_model, without_embedding, embedding_backlog) = match stats::latest_model(conn)? {
         Some((model, dim)) => {
             let n = stats::without_embedding(conn, &model, Some(dim))?;
-            (Some(format!("{model}/{dim}")), n)
+            let backlog = (n > 0)
+                .then(|| Backlog::of(conn, cfg, &model, dim, n))
+                .transpose()?;
+            (Some(format!("{model}/{dim}")), n, backlog)
         }
         None => match &configured {
-            Some(m) => (Some(m.clone()), stats::without_embedding(conn, m, None)?),
-            None => (None, 0),
+            Some(m) => {
+                let n = stats::without_embedding(conn, m, None)?;
+                let dim = config::EMBED_DIM.get(cfg)?.unwrap_or(0);
+                let backlog = (n > 0)
+                    .then(|| Backlog::of(conn, cfg, m, dim, n))
+                    .transpose()?;
+                (Some(m.clone()), n, backlog)
+            }
+            None => (None, 0, None),
         },
     };
-    if without_embedding > 0
-        && let Some(m) = &embedding_model
-    {
+    if let (Some(b), Some(m)) = (&embedding_backlog, &embedding_model) {
         problems.push(format!(
-            "embeddings: {without_embedding} observations without a vector of {m}; run mem-embed"
+            "embeddings: {} observations without a vector of {m}{}",
+            b.observations,
+            b.said()
         ));
     }
 
@@ -183,6 +255,7 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
         dedup_rate: (made + merged > 0).then(|| r3(merged as f64 / (made + merged) as f64)),
         embedding_model,
         without_embedding,
+        embedding_backlog,
         indexes,
         index_behind,
         database_bytes: Home::new(home).db_files().iter().map(|f| size(f)).sum(),

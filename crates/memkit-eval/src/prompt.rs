@@ -103,6 +103,7 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         keep: opts.keep,
         depth: 10,
         reranker: None,
+        vectors: None,
     };
     let mem = Memory::build(set, &build, progress)?;
     let asked: Vec<&Query> = set.queries.iter().filter(|q| answerable(set, q)).collect();

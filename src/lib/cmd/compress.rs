@@ -47,7 +47,8 @@ project, a marker such as .git or Cargo.toml on disk or among the paths, else th
 home), with its captures, observations, function map and the learnings drawn from it alone; its cwd
 is kept, and a session started in a project root stays there. A project root on disk with no
 description gets its README's (else CLAUDE.md's) first paragraph. Then it claims the due captures of the queue in one transaction (whole sessions at
-a time, so two runs never take the same row; only closed turns: rows after a session's last Stop
+a time, the latest first, so two runs never take the same row and today's work comes before an
+imported history; only closed turns: rows after a session's last Stop
 wait for it, unless the session ended or they are older than MEM_COMPRESS_OPEN_TURN_SECS, default
 600; rows a killed run left in processing are taken back when its process is gone or after 30
 minutes), groups them by session and turn (the tool calls between two user prompts, the prompt being
@@ -58,9 +59,12 @@ is redacted again (mem-capture(1)'s rules and config.toml's [redact]), then cut 
 words with one of the same project from the last hour is merged into it. Then every session that
 stopped or ended with nothing pending gets a summary, key files and key decisions (again when it
 gains observations after a resume); the transcript's last messages it quotes are redacted before
-they are cut. Output: one observation record per new observation, then a summary record with the
+they are cut. With --budget SECS (what mem pipeline runs it with) no turn or summary
+starts after SECS seconds (one always runs): what was claimed and not reached goes back to the
+queue (counted in released) for the next run. Output: one observation record per new observation, then a summary record with the
 counts captures, groups, chunks, observations, merged, notes, skipped, errors, reclaimed, rescoped,
-llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, switched_off, summaries.
+llm_calls, llm_failed_calls, tokens_in, tokens_out, fallbacks, over_budget, switched_off, summaries,
+released.
 
 Where each capture ends: tool calls become part of an observation (observation_sources links them)
 and are marked done; a note becomes a manual observation; the other rows are marked done with a
@@ -112,6 +116,10 @@ pub struct Args {
     /// Sessions claimed per round.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub sessions_per_round: usize,
+    /// Start no turn after SECS seconds (one always runs) and leave the rest, the oldest
+    /// sessions, to the next run (mem pipeline passes what is left of MEM_EMBED_BUDGET_S).
+    #[arg(long, value_name = "SECS", conflicts_with = "input", value_parser = crate::cli::finite)]
+    pub budget: Option<f64>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -183,6 +191,9 @@ fn database(io: &mut Io, cfg: &Config, b: Backend, opts: Options, args: &Args) -
                 b.set_position(done);
             }) as Box<dyn Fn(u64, u64)>
         }),
+        until: args
+            .budget
+            .map(|s| start + std::time::Duration::from_secs_f64(s.max(0.0))),
     };
     let done = compress::database::compress_queue(cfg, b, opts, &run);
     if let Some(b) = bar {

@@ -35,9 +35,12 @@ pub const TOOL: crate::cli::Tool = crate::cli::Tool {
 const DETAILS: &str = r#"
 Without FILE, embeds every observation (title, summary, detail, facts, concepts) and session summary
 whose vector for the configured model and dimension is missing or was made from another text, into
-the embeddings table of mem.db, and writes a Summary record (counts: pending, up_to_date, embedded,
-cache_hits, removed: vectors whose observation or session is gone, pruned: cache entries unused for
-MEM_EMBED_CACHE_DAYS that back no current vector, looked for once a day). Vectors are cached by
+the embeddings table of mem.db, newest first, and writes a Summary record (counts: pending,
+up_to_date, embedded, cache_hits, left: pending texts this run did not reach, removed: vectors whose
+observation or session is gone, pruned: cache entries unused for MEM_EMBED_CACHE_DAYS that back no
+current vector, looked for once a day). With --budget SECS (what mem pipeline runs it with) no batch
+starts after SECS seconds, at least one runs, and the oldest texts are left to the next run; by
+hand it embeds everything, with a progress bar and the time left on a terminal. Vectors are cached by
 (model, dimension, sha256 of the exact input text) in embedding_cache, so nothing is embedded twice
 and a re-run loads no model.
 
@@ -73,6 +76,10 @@ pub struct Args {
     /// Download model NAME (qwen3-embedding-0.6b, or one listed in $MEM_MODELS/packages.json) from Hugging Face ($MEM_HF_ENDPOINT) into the model cache: resumable, sha256-verified; then build its model cache.
     #[arg(long, value_name = "NAME", conflicts_with = "input")]
     pub install: Option<String>,
+    /// Database mode: start no batch after SECS seconds (one always runs) and leave the rest,
+    /// the oldest, to the next run (mem pipeline passes MEM_EMBED_BUDGET_S).
+    #[arg(long, value_name = "SECS", conflicts_with = "input", value_parser = crate::cli::finite)]
+    pub budget: Option<f64>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -95,8 +102,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     match &args.input {
         Some(p) => filter(io, p, resolve, dim, args.query.as_deref()),
         None => {
+            let until = args
+                .budget
+                .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s.max(0.0)));
             let dir = resolve(io)?;
-            database(io, &cfg, &dir, dim)
+            database(io, &cfg, &dir, dim, until)
         }
     }
 }
@@ -155,6 +165,7 @@ fn database(
     cfg: &Config,
     dir: &std::path::Path,
     dim: Option<usize>,
+    until: Option<Instant>,
 ) -> Result<Outcome> {
     let started = Instant::now();
     let mut conn = store::open(&cfg.home.db())?;
@@ -163,7 +174,11 @@ fn database(
     // Pruning reads the whole cache: once a day (every run when the days are 0).
     let marker = cfg.home.embed_prune_marker();
     let prune = store::daily_due(&marker, cache_days == 0).then_some(cache_days);
-    let run = embed::store::embed_database(&mut conn, dir, dim, prune, |done, total| {
+    let limits = embed::store::Limits {
+        until,
+        owners: None,
+    };
+    let run = embed::store::embed_database(&mut conn, dir, dim, prune, limits, |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
             b.set_position(done as u64);
@@ -177,8 +192,13 @@ fn database(
     }
     if let Some(load) = &run.load {
         io.info(format!("model {}: {load}", dir.display()));
-        let embedding = started.elapsed().saturating_sub(load.total);
-        io.info(render::throughput(run.embedded, run.tokens, embedding));
+        io.info(render::throughput(run.embedded, run.tokens, run.embedding));
+    }
+    if run.left > 0 {
+        io.info(format!(
+            "stopped at the budget: {} left for the next run, the oldest",
+            run.left
+        ));
     }
     io.record(&Summary {
         tool: "mem-embed".into(),

@@ -191,6 +191,11 @@ pub fn run(args: Args, io: &mut Io) -> Result<Outcome> {
     let req = searcher.request(base, here.project.clone(), || here.files())?;
     let hits = searcher.search(&req)?;
     io.notices(&searcher.degraded(&hits));
+    if req.explain
+        && let Some(n) = searcher.coverage()
+    {
+        io.notice(&n);
+    }
     let cols = if req.probe {
         COLUMNS_PROBE
     } else {

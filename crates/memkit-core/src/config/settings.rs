@@ -152,6 +152,12 @@ settings! {
         accepts: int(0.0, 36_500.0),
         meaning: "Days a cached vector (a query's, or a text's since edited or embedded by another model) is kept after its last use; vectors of current embeddings are always kept.",
     }
+    EMBED_BUDGET_S: Num<f64> {
+        key: "embed_budget_s",
+        default: 60.0,
+        accepts: float(0.0, 86_400.0),
+        meaning: "Seconds a mem pipeline run works at most on a backlog (an imported history, every vector after a model change), newest first, before it lets the lock go; the next run goes on. New captures are compressed, embedded and indexed first, and at least one batch always runs. mem pipeline --drain and mem-embed by hand work it all.",
+    }
     MODEL_CACHE: Flag {
         key: "model_cache",
         default: true,

@@ -230,10 +230,10 @@ pub fn mark_learned(conn: &Connection, s: &DueSession, now: &str) -> Result<()> 
     Ok(())
 }
 
-/// (learning id, content) of every learning, for mem-embed.
-pub fn texts(conn: &Connection) -> Result<Vec<(i64, String)>> {
-    let mut st = conn.prepare("SELECT id, content FROM learnings ORDER BY id")?;
-    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+/// (learning id, content, created_at) of every learning, for mem-embed.
+pub fn texts(conn: &Connection) -> Result<Vec<(i64, String, String)>> {
+    let mut st = conn.prepare("SELECT id, content, created_at FROM learnings ORDER BY id")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

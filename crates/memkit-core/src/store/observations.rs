@@ -254,12 +254,14 @@ pub struct Text {
     pub detail: Option<String>,
     pub facts: Vec<String>,
     pub concepts: Vec<String>,
+    /// When the work it records was done (what newest-first orders by).
+    pub created_at: String,
 }
 
 /// The embedding text parts of every observation, by id.
 pub fn texts(conn: &Connection) -> Result<Vec<Text>> {
     let mut st = conn.prepare(
-        "SELECT id, title, summary, detail, facts, concepts FROM observations ORDER BY id",
+        "SELECT id, title, summary, detail, facts, concepts, created_at FROM observations ORDER BY id",
     )?;
     let rows = st.query_map([], |r| {
         Ok(Text {
@@ -269,6 +271,7 @@ pub fn texts(conn: &Connection) -> Result<Vec<Text>> {
             detail: r.get(3)?,
             facts: parse_list(r.get(4)?),
             concepts: parse_list(r.get(5)?),
+            created_at: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -161,8 +161,9 @@ fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
     (t - open_turn).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Atomically claims (as capture records) the due rows of up to `sessions` sessions (oldest first, so a turn is not
-/// split between runs) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
+/// Atomically claims (as capture records) the due rows of up to `sessions` sessions (whole
+/// sessions, so a turn is not split between runs; the latest sessions first, so today's work
+/// comes before an imported history) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
 /// take the same row.
 pub fn claim(
     conn: &Connection,
@@ -175,7 +176,7 @@ pub fn claim(
         "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
          WHERE {DUE} AND q.session_id IN (
              SELECT q.session_id FROM pending_queue q WHERE {DUE}
-             GROUP BY q.session_id ORDER BY min(q.created_at) LIMIT ?3)
+             GROUP BY q.session_id ORDER BY max(q.created_at) DESC LIMIT ?3)
          RETURNING {CAPTURE_COLS}"
     );
     let mut stmt = conn.prepare(&sql)?;
@@ -194,6 +195,19 @@ pub fn claim(
         (&a.session_id, &a.created_at, a.id).cmp(&(&b.session_id, &b.created_at, b.id))
     });
     Ok(rows)
+}
+
+/// Puts rows a run claimed but did not reach (it stopped at its budget) back in the queue as
+/// they were, for the next run.
+pub fn release(conn: &Connection, ids: &[i64]) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "UPDATE pending_queue SET status = 'raw', claimed_by = NULL, claimed_at = NULL
+         WHERE id = ?1 AND status = 'processing'",
+    )?;
+    for id in ids {
+        stmt.execute([id])?;
+    }
+    Ok(())
 }
 
 /// Whether any row is due for compression now.

@@ -272,7 +272,7 @@ pub fn latest_ids(conn: &Connection, project: &str, limit: usize) -> Result<Vec<
 }
 
 /// Sessions that need a (new) summary: stopped or ended, nothing of theirs pending, and no
-/// summary yet or observations newer than it. Least recently active first.
+/// summary yet or observations newer than it. Most recently active first.
 pub fn due_for_summary(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT s.session_id FROM sessions s
@@ -283,7 +283,7 @@ pub fn due_for_summary(conn: &Connection) -> Result<Vec<String>> {
            AND (s.summary IS NULL
                 OR coalesce((SELECT max(o.id) FROM observations o WHERE o.session_id = s.session_id), 0)
                    > coalesce(s.summary_obs_id, 0))
-         ORDER BY s.last_activity_at",
+         ORDER BY s.last_activity_at DESC",
     )?;
     let ids = stmt
         .query_map([], |r| r.get(0))?

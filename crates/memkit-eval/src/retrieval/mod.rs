@@ -43,6 +43,9 @@ pub struct Options {
     pub depth: usize,
     /// The cross-encoder (name or directory) and its depth for the `hybrid+rerank` mode.
     pub reranker: Option<(String, usize)>,
+    /// The share of the records (0..=1) given vectors, the newest first, as a backlog worked
+    /// newest first leaves a store; `None`: all of them.
+    pub vectors: Option<f64>,
 }
 
 /// One retriever's figures on one set (`"type":"eval"`).
@@ -65,6 +68,9 @@ pub struct Report {
     /// `mem-search --project SCOPE` of a `mem-capture --notes` import runs, priors included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaves_out: Option<&'static str>,
+    /// The share of the records with a vector, when not all (`--vectors`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<f64>,
 }
 memkit_core::record!(Report = "eval");
 
@@ -174,8 +180,11 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
             }
         }
         let _ = started;
-        out.reports
-            .push(report(set, mode, &rankings, &times, degraded, &opts.ks));
+        let mut r = report(set, mode, &rankings, &times, degraded, &opts.ks);
+        if mode != "textbook" {
+            r.vectors = opts.vectors;
+        }
+        out.reports.push(r);
         out.runs.push((mode.clone(), rankings));
     }
     if let Some(m) = memory {
@@ -267,6 +276,7 @@ fn report(
         degraded,
         by_category,
         leaves_out: (mode != "textbook").then_some(LEAVES_OUT),
+        vectors: None,
     }
 }
 
@@ -313,6 +323,7 @@ impl Memory {
             summaries: false,
             open_turn: chrono::Duration::zero(),
             progress: None,
+            until: None,
         };
         progress("compress", 0, 1);
         memkit_compress::database::compress_queue(
@@ -329,9 +340,20 @@ impl Memory {
             let cache = opts.work.join("embedding-cache.db");
             store::embeddings::cache_share(&conn, &cache, false)?;
             let dir = memkit_search::embed::resolve_model(&opts.model)?;
-            memkit_search::embed::store::embed_database(&mut conn, &dir, None, None, |d, t| {
-                progress("embed", d, t)
-            })?;
+            let limits = memkit_search::embed::store::Limits {
+                until: None,
+                owners: opts
+                    .vectors
+                    .map(|share| (share.clamp(0.0, 1.0) * notes.len() as f64).round() as usize),
+            };
+            memkit_search::embed::store::embed_database(
+                &mut conn,
+                &dir,
+                None,
+                None,
+                limits,
+                |d, t| progress("embed", d, t),
+            )?;
             store::embeddings::cache_share(&conn, &cache, true)?;
         }
         progress("index", 0, 1);

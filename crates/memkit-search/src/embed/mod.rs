@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ort::session::{Session, SessionInputValue};
@@ -445,6 +446,8 @@ pub struct Embedder {
     more: Vec<Session>,
     tokenizer: tokenizers::Tokenizer,
     batch_tokens: usize,
+    /// Texts tokenized and sorted by length together ([`WINDOW`] by default).
+    window: usize,
     report: LoadReport,
     tokens: usize,
     past: Vec<PastInput>,
@@ -625,6 +628,7 @@ impl Embedder {
             more,
             tokenizer,
             batch_tokens: BATCH_TOKENS,
+            window: WINDOW,
             report: LoadReport {
                 runtime,
                 tokenizer: tokenizer_time,
@@ -650,6 +654,12 @@ impl Embedder {
     /// Sets the padded tokens per batch ([`BATCH_TOKENS`] by default; benches try others).
     pub fn set_batch_tokens(&mut self, tokens: usize) {
         self.batch_tokens = tokens.max(1);
+    }
+
+    /// Sets how many texts are sorted by length together ([`WINDOW`] by default): texts run in
+    /// the order given, a window at a time, so a smaller one keeps closer to that order.
+    pub fn set_window(&mut self, texts: usize) {
+        self.window = texts.max(1);
     }
 
     /// Tokens embedded so far (padding not counted).
@@ -682,7 +692,20 @@ impl Embedder {
     pub fn embed_each(
         &mut self,
         texts: &[&str],
+        sink: impl FnMut(usize, Vec<f32>) -> Result<()>,
+    ) -> Result<()> {
+        self.embed_each_until(texts, sink, &AtomicBool::new(false))
+    }
+
+    /// [`Embedder::embed_each`] until `stop` is set: no batch starts after that, and the
+    /// batches already running finish and reach `sink` (so a caller that sets it from `sink`
+    /// gets at least one batch, and waits at most one more per session). Texts not reached
+    /// get no vector.
+    pub fn embed_each_until(
+        &mut self,
+        texts: &[&str],
         mut sink: impl FnMut(usize, Vec<f32>) -> Result<()>,
+        stop: &AtomicBool,
     ) -> Result<()> {
         if texts.iter().any(|t| t.trim().is_empty()) {
             return Err(Error::other("cannot embed an empty text"));
@@ -694,16 +717,27 @@ impl Embedder {
             more,
             tokenizer,
             batch_tokens,
+            window,
             tokens,
             past,
             ..
         } = self;
-        let (manifest, tokenizer, dim, budget, past) =
-            (&*manifest, &*tokenizer, *dim, *batch_tokens, &*past);
+        let (manifest, tokenizer, dim, budget, past, window) = (
+            &*manifest,
+            &*tokenizer,
+            *dim,
+            *batch_tokens,
+            &*past,
+            *window,
+        );
+        let stopped = || stop.load(Ordering::Relaxed);
         std::thread::scope(|s| {
             let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<(usize, Vec<i64>)>>>(4);
             s.spawn(move || {
-                for (w, chunk) in texts.chunks(WINDOW).enumerate() {
+                for (w, chunk) in texts.chunks(window).enumerate() {
+                    if stopped() {
+                        return;
+                    }
                     // One text after another on this thread: encode_batch's thread pool would
                     // take the cores from the model's threads, which have the larger share.
                     let encs: std::result::Result<Vec<_>, _> = chunk
@@ -724,9 +758,9 @@ impl Embedder {
                     for b in batches(&lens, budget) {
                         let items = b
                             .iter()
-                            .map(|&i| (w * WINDOW + i, toks[i].take().unwrap_or_default()))
+                            .map(|&i| (w * window + i, toks[i].take().unwrap_or_default()))
                             .collect();
-                        if tx.send(Ok(items)).is_err() {
+                        if stopped() || tx.send(Ok(items)).is_err() {
                             return; // the consumer failed and left
                         }
                     }
@@ -745,6 +779,9 @@ impl Embedder {
             };
             if more.is_empty() {
                 for items in rx {
+                    if stopped() {
+                        break;
+                    }
                     let items = items?;
                     let vecs = run(session, &items)?;
                     done(items, vecs)?;
@@ -757,6 +794,9 @@ impl Embedder {
                 let (rx, vtx) = (rx.clone(), vtx.clone());
                 s.spawn(move || {
                     for items in rx {
+                        if stopped() {
+                            return;
+                        }
                         let out = items.and_then(|items| run(session, &items).map(|v| (items, v)));
                         let failed = out.is_err();
                         if vtx.send(out).is_err() || failed {
@@ -798,7 +838,9 @@ pub const MAX_BATCH: usize = 64;
 
 /// The batches of one window: indexes sorted (stably) by token count so each batch pads
 /// little, cut so that no batch holds more than `budget` padded tokens (a text longer than
-/// that goes alone) or more than [`MAX_BATCH`] texts.
+/// that goes alone) or more than [`MAX_BATCH`] texts. The batches come in the order of the
+/// first text each holds: texts given newest first are embedded so, a batch at a time, and a
+/// run stopped after one batch has the newest text.
 pub fn batches(lens: &[usize], budget: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..lens.len()).collect();
     order.sort_by_key(|&i| lens[i]);
@@ -814,6 +856,7 @@ pub fn batches(lens: &[usize], budget: usize) -> Vec<Vec<usize>> {
     if !cur.is_empty() {
         out.push(cur);
     }
+    out.sort_by_key(|b| b.iter().min().copied());
     out
 }
 

@@ -1,8 +1,10 @@
 //! The embedding cache and the `embeddings` table: what is pending, what is cached, writing
 //! vectors. (mem-search embeds its queries through [`super::QueryModel`].)
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -77,12 +79,15 @@ pub struct Pending {
     pub hash: String,
     /// The text cut for the model ([`crate::text::windows`]).
     pub windows: Vec<String>,
+    /// When its owner was made: what [`pending`] orders by, newest first.
+    pub at: String,
 }
 
 /// What the database holds to embed for (model, dim).
 pub struct Owners {
     /// Observations, session summaries and learnings whose embedding is missing or was made from another
-    /// text (or by another model or dimension).
+    /// text (or by another model or dimension), newest first: a run cut short by its budget
+    /// leaves the old backlog, never today's work.
     pub pending: Vec<Pending>,
     /// How many are up to date.
     pub up_to_date: usize,
@@ -90,9 +95,9 @@ pub struct Owners {
     pub hashes: Vec<String>,
 }
 
-/// Every owner's text as embedded, before the model's document prefix: observations, session
-/// summaries and learnings.
-fn owner_texts(conn: &Connection) -> Result<Vec<(&'static str, i64, String)>> {
+/// Every owner's text as embedded, before the model's document prefix, with when it was made:
+/// observations, session summaries and learnings.
+fn owner_texts(conn: &Connection) -> Result<Vec<(&'static str, i64, String, String)>> {
     let mut items = Vec::new();
     for o in observations::texts(conn)? {
         let text = super::observation_text(
@@ -102,7 +107,7 @@ fn owner_texts(conn: &Connection) -> Result<Vec<(&'static str, i64, String)>> {
             &o.facts,
             &o.concepts,
         );
-        items.push(("observation", o.id, text));
+        items.push(("observation", o.id, text, o.created_at));
     }
     for s in sessions::summaries(conn)? {
         if s.summary.trim().is_empty() {
@@ -110,10 +115,10 @@ fn owner_texts(conn: &Connection) -> Result<Vec<(&'static str, i64, String)>> {
         }
         let title = s.title.unwrap_or_default();
         let text = super::observation_text(&title, &s.summary, None, &[], &[]);
-        items.push(("session", s.rowid, text));
+        items.push(("session", s.rowid, text, s.at));
     }
-    for (id, content) in store::learnings::texts(conn)? {
-        items.push(("learning", id, content));
+    for (id, content, at) in store::learnings::texts(conn)? {
+        items.push(("learning", id, content, at));
     }
     Ok(items)
 }
@@ -126,7 +131,7 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
         up_to_date: 0,
         hashes: Vec::new(),
     };
-    for (kind, id, text) in items {
+    for (kind, id, text, at) in items {
         if text.trim().is_empty() {
             continue;
         }
@@ -148,9 +153,13 @@ pub fn pending(conn: &Connection, m: &Manifest, dim: usize) -> Result<Owners> {
                 text,
                 hash,
                 windows: parts,
+                at,
             });
         }
     }
+    // Newest first; among equal times the later row (ids grow with time).
+    out.pending
+        .sort_by(|a, b| (&b.at, b.owner_id, b.owner_kind).cmp(&(&a.at, a.owner_id, a.owner_kind)));
     Ok(out)
 }
 
@@ -310,26 +319,47 @@ pub fn nonsense(n: usize) -> Vec<String> {
         .collect()
 }
 
-/// Counts the words of the owners about to be embedded, or of every owner the first time
-/// ([`super::words::backfill_due`]): the words a hook's prompt is given a vector from.
-fn count_words(conn: &mut Connection, m: &Manifest, dim: usize, pending: &[Pending]) -> Result<()> {
-    if super::words::backfill_due(conn, &m.name, dim)? {
-        let all = owner_texts(conn)?;
-        let texts: Vec<&str> = all.iter().map(|t| t.2.as_str()).collect();
-        return super::words::count(conn, &m.name, dim, &texts);
-    }
-    if pending.is_empty() {
-        return Ok(());
-    }
+/// Counts the words of the owners whose vectors this run stored, or of every owner with a
+/// vector the first time ([`super::words::backfill_due`]): the words a hook's prompt is given a
+/// vector from. An owner left for a later run is counted then.
+fn count_words(
+    conn: &mut Connection,
+    m: &Manifest,
+    dim: usize,
+    pending: &[Pending],
+    stored: &[bool],
+) -> Result<()> {
     // The prefix is the model's, in every text: not one of the record's words.
-    let texts: Vec<&str> = pending
+    let done: Vec<&str> = pending
         .iter()
-        .map(|p| {
+        .zip(stored)
+        .filter(|(_, s)| **s)
+        .map(|(p, _)| {
             p.text
                 .strip_prefix(m.document_prefix.as_str())
                 .unwrap_or(&p.text)
         })
         .collect();
+    if super::words::backfill_due(conn, &m.name, dim)? {
+        // Every owner with a vector: those up to date before this run, and this run's.
+        let left: HashSet<(&str, i64)> = pending
+            .iter()
+            .zip(stored)
+            .filter(|(_, s)| !**s)
+            .map(|(p, _)| (p.owner_kind, p.owner_id))
+            .collect();
+        let all = owner_texts(conn)?;
+        let texts: Vec<&str> = all
+            .iter()
+            .filter(|t| !left.contains(&(t.0, t.1)))
+            .map(|t| t.2.as_str())
+            .collect();
+        return super::words::count(conn, &m.name, dim, &texts);
+    }
+    if done.is_empty() {
+        return Ok(());
+    }
+    let texts = done;
     super::words::count(conn, &m.name, dim, &texts)
 }
 
@@ -349,6 +379,9 @@ pub struct DbRun {
     pub up_to_date: usize,
     pub embedded: usize,
     pub cache_hits: usize,
+    /// Pending owners this run did not reach (its [`Limits`] cut it short): the backlog the
+    /// next run goes on with.
+    pub left: usize,
     /// Embeddings dropped because their owner no longer exists.
     pub removed: usize,
     /// Embedding cache entries pruned ([`prune_cache`]).
@@ -359,6 +392,8 @@ pub struct DbRun {
     pub tokens: usize,
     /// The model load, when one was needed.
     pub load: Option<super::LoadReport>,
+    /// Time spent embedding, the load left out.
+    pub embedding: Duration,
 }
 
 impl DbRun {
@@ -369,6 +404,7 @@ impl DbRun {
             ("up_to_date", self.up_to_date),
             ("embedded", self.embedded),
             ("cache_hits", self.cache_hits),
+            ("left", self.left),
             ("removed", self.removed),
             ("pruned", self.pruned),
             ("words", self.words),
@@ -377,6 +413,55 @@ impl DbRun {
         .map(|(k, n)| (k.to_string(), n as u64))
         .collect()
     }
+}
+
+/// How much of what is pending one run embeds (nothing set: all of it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    /// No batch starts after this moment, though one always runs: a pipeline run's budget.
+    /// The batches running then finish and are stored.
+    pub until: Option<Instant>,
+    /// At most this many owners, the newest (what `mem-eval retrieval --vectors` leaves).
+    pub owners: Option<usize>,
+}
+
+/// The `meta` key of the rate mem-embed embeds at for (model, dim): `"<owners> <seconds>"`,
+/// each run's added to half the runs' before (so the figure follows the machine and the texts
+/// of late, weighted by work done). `mem status` estimates the backlog's time from it.
+pub fn rate_key(model: &str, dim: usize) -> String {
+    format!("embed_rate:{model}:{dim}")
+}
+
+/// Owners embedded per second of model time for (model, dim), as recorded by earlier runs.
+pub fn rate(conn: &Connection, model: &str, dim: usize) -> Result<Option<f64>> {
+    Ok(read_rate(conn, &rate_key(model, dim))?
+        .filter(|(_, secs)| *secs > 0.0)
+        .map(|(n, secs)| n / secs))
+}
+
+fn read_rate(conn: &Connection, key: &str) -> Result<Option<(f64, f64)>> {
+    Ok(store::meta_get(conn, key)?.and_then(|v| {
+        let mut it = v.split_whitespace().map(|x| x.parse::<f64>().ok());
+        Some((it.next()??, it.next()??))
+    }))
+}
+
+/// Adds a run's owners and seconds to the recorded rate (see [`rate_key`]).
+fn record_rate(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    owners: usize,
+    took: Duration,
+) -> Result<()> {
+    // The load is not in `took`: even one batch's time is a fair sample of the rate.
+    if owners == 0 || took.is_zero() {
+        return Ok(());
+    }
+    let key = rate_key(model, dim);
+    let (n, secs) = read_rate(conn, &key)?.unwrap_or((0.0, 0.0));
+    let (n, secs) = (n / 2.0 + owners as f64, secs / 2.0 + took.as_secs_f64());
+    store::meta_put(conn, &key, &format!("{n:.1} {secs:.3}"))
 }
 
 /// Deletes cache entries unused for `days` other than those of `current` (sha256 of the texts
@@ -395,20 +480,26 @@ pub fn prune_cache(
     embeddings::cache_prune(conn, model, dim, current, &cutoff)
 }
 
-/// Embeds every pending owner; the model is loaded only when some text is not in the cache.
-/// With `prune_days`, cache entries unused for that many days that back no current embedding
-/// are pruned first ([`prune_cache`]). `progress` is called with (done, total) after each batch.
+/// Texts sorted by length together in a database run: small enough that the run keeps close
+/// to newest first, large enough that a batch of short texts pads little.
+pub const DB_WINDOW: usize = 32;
+
+/// Embeds what is pending, newest first, as far as `limits` let it; the model is loaded only
+/// when some text is not in the cache. With `prune_days`, cache entries unused for that many
+/// days that back no current embedding are pruned first ([`prune_cache`]). `progress` is
+/// called with (done, total) after each batch.
 pub fn embed_database(
     conn: &mut Connection,
     model_dir: &Path,
     dim: Option<usize>,
     prune_days: Option<u32>,
+    limits: Limits,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<DbRun> {
     let m = Manifest::load(model_dir)?;
     let dim = m.output_dim(dim)?;
     let Owners {
-        pending,
+        mut pending,
         up_to_date,
         hashes,
     } = pending(conn, &m, dim)?;
@@ -417,11 +508,17 @@ pub fn embed_database(
         up_to_date,
         ..DbRun::default()
     };
+    if let Some(n) = limits.owners {
+        run.left = pending.len().saturating_sub(n);
+        pending.truncate(n);
+    }
     // Each owner's text in windows the model can read whole (one for most): its vector is
     // theirs, one after the other, so a long record is found by what its end says too.
     let parts: Vec<&[String]> = pending.iter().map(|p| p.windows.as_slice()).collect();
     let mut got: Vec<Vec<Option<Vec<f32>>>> = parts.iter().map(|w| vec![None; w.len()]).collect();
     let mut misses: Vec<(usize, usize)> = Vec::new();
+    // Owners whose vector is stored (from the cache, or embedded by this run).
+    let mut stored = vec![false; pending.len()];
     store::write_tx(conn, |tx| {
         // Vectors of owners that are gone (deleted observations, sessions) go too.
         run.removed = embeddings::remove_orphans(tx)?;
@@ -437,26 +534,36 @@ pub fn embed_database(
             }
             if let Some(v) = joined(&got[i]) {
                 put_embedding(tx, &m.name, dim, p, &v)?;
+                stored[i] = true;
                 run.cache_hits += 1;
             }
         }
         Ok(())
     })?;
-    count_words(conn, &m, dim, &pending)?;
+    // Whether the floor can be measured again within the budget (it embeds 48 short texts).
+    let in_time = |l: &Limits| l.until.is_none_or(|t| Instant::now() < t);
     if misses.is_empty() {
-        let floor = floor_due(conn, &m, dim)?;
-        if floor || super::words::due(conn, &m.name, dim)? {
+        count_words(conn, &m, dim, &pending, &stored)?;
+        let floor = floor_due(conn, &m, dim)? && in_time(&limits);
+        if floor || (super::words::due(conn, &m.name, dim)? && in_time(&limits)) {
             let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::query())?;
             if floor {
                 calibrate_floor(conn, &mut e, &m, dim)?;
             }
-            run.words = super::words::distil(conn, &mut e, &m, dim)?;
+            run.words = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
             run.load = Some(e.load_report().clone());
         }
         return Ok(run);
     }
     let texts: Vec<&str> = misses.iter().map(|&(i, j)| parts[i][j].as_str()).collect();
     let mut e = Embedder::load_with(model_dir, Some(dim), super::LoadOptions::for_texts(&texts))?;
+    e.set_window(DB_WINDOW);
+    let started = Instant::now();
+    // A budgeted run whose every run ends at its budget would never measure the floor at its
+    // end: it measures it first, while there is time.
+    if limits.until.is_some() && floor_due(conn, &m, dim)? {
+        calibrate_floor(conn, &mut e, &m, dim)?;
+    }
     let total = misses
         .iter()
         .map(|m| m.0)
@@ -469,7 +576,8 @@ pub fn embed_database(
     let mut ready: Vec<usize> = Vec::new();
     let mut store = |conn: &mut Connection,
                      ready: &mut Vec<usize>,
-                     got: &[Vec<Option<Vec<f32>>>]|
+                     got: &[Vec<Option<Vec<f32>>>],
+                     stored: &mut [bool]|
      -> Result<()> {
         store::write_tx(conn, |tx| {
             for &i in ready.iter() {
@@ -480,6 +588,7 @@ pub fn embed_database(
                 }
                 if let Some(v) = joined(&got[i]) {
                     put_embedding(tx, &m.name, dim, &pending[i], &v)?;
+                    stored[i] = true;
                     run.embedded += 1;
                 }
             }
@@ -489,22 +598,40 @@ pub fn embed_database(
         progress(run.embedded, total);
         Ok(())
     };
-    e.embed_each(&texts, |k, v| {
-        let (i, j) = misses[k];
-        got[i][j] = Some(v);
-        if got[i].iter().all(Option::is_some) {
-            ready.push(i);
-        }
-        if ready.len() >= 64 {
-            store(conn, &mut ready, &got)?;
-        }
-        Ok(())
-    })?;
-    store(conn, &mut ready, &got)?;
-    if floor_due(conn, &m, dim)? {
+    let stop = AtomicBool::new(false);
+    e.embed_each_until(
+        &texts,
+        |k, v| {
+            let (i, j) = misses[k];
+            got[i][j] = Some(v);
+            if got[i].iter().all(Option::is_some) {
+                ready.push(i);
+            }
+            if ready.len() >= 64 {
+                store(conn, &mut ready, &got, &mut stored)?;
+            }
+            if limits.until.is_some_and(|t| Instant::now() >= t) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        },
+        &stop,
+    )?;
+    // Stopped at the budget: the windows of a long owner done so far go to the cache with the
+    // owners that are whole, so the next run embeds none of them again.
+    let partial: Vec<usize> = (0..pending.len())
+        .filter(|&i| !stored[i] && !ready.contains(&i) && got[i].iter().any(Option::is_some))
+        .collect();
+    ready.extend(partial);
+    store(conn, &mut ready, &got, &mut stored)?;
+    run.embedding = started.elapsed();
+    run.left += stored.iter().filter(|s| !**s).count();
+    record_rate(conn, &m.name, dim, run.embedded, run.embedding)?;
+    if floor_due(conn, &m, dim)? && in_time(&limits) {
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
-    run.words = super::words::distil(conn, &mut e, &m, dim)?;
+    count_words(conn, &m, dim, &pending, &stored)?;
+    run.words = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
     run.tokens = e.tokens_embedded();
     run.load = Some(e.load_report().clone());
     Ok(run)

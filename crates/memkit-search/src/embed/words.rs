@@ -26,9 +26,6 @@ use super::{Embedder, Manifest};
 
 /// Longer words are identifiers, hashes and paths, which BM25 finds by their letters.
 const LONGEST: usize = 24;
-/// Words distilled per run at most, the most common first: a first run over a large store
-/// goes on in the next (about 20 s with MiniLM on 2 cores).
-pub const PER_RUN: usize = 20_000;
 /// Words run through the model at once.
 const BATCH: usize = 256;
 
@@ -119,24 +116,39 @@ pub fn due(conn: &Connection, model: &str, dim: usize) -> Result<bool> {
     Ok(!table::undistilled(conn, model, dim, 1)?.is_empty())
 }
 
-/// Runs up to [`PER_RUN`] counted words through the model, the most common first, a
-/// transaction per batch (an interrupted run keeps what it stored); measures the floor again
-/// when the words have doubled. Returns how many were distilled.
-pub fn distil(conn: &mut Connection, e: &mut Embedder, m: &Manifest, dim: usize) -> Result<usize> {
-    let todo = table::undistilled(conn, &m.name, dim, PER_RUN)?;
-    for batch in todo.chunks(BATCH) {
+/// Runs the counted words through the model, the most common first, a batch at a time until
+/// `until` (a pipeline run's budget, which the records' own vectors come first in), a
+/// transaction per batch: a run stopped or killed keeps what it stored, and the next goes on.
+/// Measures the floor again after. Returns how many were distilled.
+pub fn distil(
+    conn: &mut Connection,
+    e: &mut Embedder,
+    m: &Manifest,
+    dim: usize,
+    until: Option<std::time::Instant>,
+) -> Result<usize> {
+    let mut done = 0;
+    loop {
+        if until.is_some_and(|t| std::time::Instant::now() >= t) {
+            break;
+        }
+        let batch = table::undistilled(conn, &m.name, dim, BATCH)?;
+        if batch.is_empty() {
+            break;
+        }
         let texts: Vec<String> = batch
             .iter()
             .map(|w| format!("{}{w}", m.document_prefix))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vecs = e.embed(&refs)?;
-        store::write_tx(conn, |tx| put(tx, &m.name, dim, batch, &vecs))?;
+        store::write_tx(conn, |tx| put(tx, &m.name, dim, &batch, &vecs))?;
+        done += batch.len();
     }
-    if !todo.is_empty() {
+    if done > 0 {
         calibrate(conn, &m.name, dim)?;
     }
-    Ok(todo.len())
+    Ok(done)
 }
 
 /// Stores counted words' vectors and keeps the running mean over every distilled word beside

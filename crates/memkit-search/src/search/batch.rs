@@ -154,6 +154,17 @@ impl Searcher {
         out
     }
 
+    /// How much of the store has vectors, when not all of it (`--explain`, which asked: said
+    /// as a warning, so without -v): records embedded later are found by their words meanwhile.
+    pub fn coverage(&self) -> Option<Notice> {
+        let (with, of) = self.vector_coverage().filter(|(w, of)| w < of)?;
+        let model = self.vector_state.as_ref().map_or("", |v| v.model.as_str());
+        Some(Notice::warn(format!(
+            "{with} of {of} records have a vector of {model} ({:.0}%): the others, still being embedded, are found by their words and keep their places in the lexical ranking",
+            with as f64 * 100.0 / of.max(1) as f64
+        )))
+    }
+
     /// Why a search found nothing, and what to do about it: no project here, nothing stored or
     /// indexed yet, memories waiting in the queue, or simply no match among so many.
     pub fn why_nothing(&self, req: &Request) -> Result<Notice> {

@@ -256,6 +256,8 @@ pub fn rank(
                     0.0
                 },
                 score: 0.0,
+                vectors: None,
+                no_vector: false,
             };
             e.score = w.relevance * e.relevance
                 + w.lexical * e.lexical_match
@@ -270,6 +272,34 @@ pub fn rank(
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored
+}
+
+/// The hybrid ranking of a store whose vectors are still being made: each record without a
+/// vector (`unembedded`) keeps its place in the lexical ranking (`lexical`, keys best first),
+/// and the records with one fill the other places in their hybrid order (`hybrid`, best
+/// first), those past the lexical list's end after it. The vector arm so reorders only what it
+/// can compare; it never pushes a record down for lacking a vector.
+pub fn keep_places(
+    lexical: &[u64],
+    hybrid: Vec<(f64, u64, Explain)>,
+    unembedded: &std::collections::HashSet<u64>,
+) -> Vec<(f64, u64, Explain)> {
+    let (mut kept, with): (Vec<_>, Vec<_>) =
+        hybrid.into_iter().partition(|h| unembedded.contains(&h.1));
+    let mut kept: HashMap<u64, (f64, u64, Explain)> = kept.drain(..).map(|h| (h.1, h)).collect();
+    let mut with = with.into_iter();
+    let mut out = Vec::with_capacity(kept.len() + with.len());
+    for k in lexical {
+        match kept.remove(k) {
+            Some(mut h) => {
+                h.2.no_vector = true;
+                out.push(h);
+            }
+            None => out.extend(with.next()),
+        }
+    }
+    out.extend(with);
+    out
 }
 
 /// A candidate's score placed between the worst and the best candidate's (0..=1; 1 when all
@@ -404,6 +434,23 @@ mod tests {
             ..Weights::default()
         };
         assert_eq!(rank(fused, &docs, &sig, &w)[0].1, 3);
+    }
+
+    #[test]
+    fn records_without_a_vector_keep_their_lexical_places() {
+        let e = |k: u64| (1.0 / k as f64, k, Explain::default());
+        // Lexically 1, 2, 3, 4; 2 and 4 have no vector; hybrid puts 3 first, then 5 (found by
+        // the vector arm alone), 1, and the two without a vector last.
+        let hybrid = vec![e(3), e(5), e(1), e(2), e(4)];
+        let none: std::collections::HashSet<u64> = [2, 4].into();
+        let got = keep_places(&[1, 2, 3, 4], hybrid, &none);
+        let keys: Vec<u64> = got.iter().map(|g| g.1).collect();
+        assert_eq!(keys, [3, 2, 5, 4, 1]);
+        let flagged: Vec<u64> = got.iter().filter(|g| g.2.no_vector).map(|g| g.1).collect();
+        assert_eq!(flagged, [2, 4]);
+        // Every record with a vector: the hybrid order as it was.
+        let all = keep_places(&[1, 2], vec![e(2), e(1)], &Default::default());
+        assert_eq!(all.iter().map(|g| g.1).collect::<Vec<_>>(), [2, 1]);
     }
 
     #[test]

@@ -86,6 +86,10 @@ pub struct RetrievalArgs {
     /// Keep the scratch memory and print its path (MEM_HOME=PATH mem-search … then works on it).
     #[arg(long)]
     pub keep: bool,
+    /// Give vectors to only this percentage of the records, the newest first, as an
+    /// embedding backlog worked newest first leaves a store.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub vectors: Option<u8>,
 }
 
 pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
@@ -101,6 +105,7 @@ pub fn run(a: RetrievalArgs, io: &mut Io) -> Result<Outcome> {
         keep: a.keep,
         depth: a.depth,
         reranker: Some(rerank_choice(&a)?),
+        vectors: a.vectors.map(|p| f64::from(p) / 100.0),
     };
     let out = super::shared::with_progress(io, |p| retrieval::run(&set, &opts, p))?;
     if let Some(path) = &a.run {
