@@ -14,6 +14,7 @@ const BIN: &str = "bin";
 const PIPELINE_LOCK: &str = "pipeline.lock";
 const RECALL: &str = "recall";
 const EVAL: &str = "eval";
+const SYNC: &str = "sync";
 
 /// A data home (`$MEM_HOME`): a directory and the names of what memkit keeps in it. It derefs
 /// to its path, so it goes wherever a `&Path` does.
@@ -34,6 +35,7 @@ impl Home {
         SPOOL,
         BIN,
         PIPELINE_LOCK,
+        SYNC,
     ];
 
     pub fn new(path: impl Into<PathBuf>) -> Home {
@@ -90,6 +92,11 @@ impl Home {
     /// What each session was told by recall, one small file per session.
     pub fn recall(&self) -> PathBuf {
         self.0.join(RECALL)
+    }
+
+    /// mem sync's working clone of the sync remote (its own files, everyone's, and git's).
+    pub fn sync(&self) -> PathBuf {
+        self.0.join(SYNC)
     }
 
     /// Each measuring mode's last figures.

@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::{Common, Io, Outcome, Tool};
+
+mod details;
 use crate::config::{self, Config};
 use crate::install::{docs, man};
 use crate::{Error, Result, store};
 use crate::{pipeline, programs, tools};
+use details::DETAILS;
 
 pub const TOOL: crate::cli::Tool = crate::cli::Tool {
     name: "mem",
@@ -37,64 +40,19 @@ pub const TOOL: crate::cli::Tool = crate::cli::Tool {
             "Forget two observations everywhere.",
         ),
         (
+            "mem sync --dry-run",
+            "What the next sync would share, record by record.",
+        ),
+        (
+            "MEM_SYNC_REMOTE=git@github.com:me/memory.git MEM_SYNC_PROJECTS='~/code/*' mem sync",
+            "Share the memories of the projects under ~/code with every machine that syncs there.",
+        ),
+        (
             "mem completions bash > ~/.local/share/bash-completion/completions/mem",
             "Install bash completions for every tool.",
         ),
     ],
 };
-
-const DETAILS: &str = r#"
-mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PATH. Its exit status
-is the tool's.
-
-mem pipeline runs the background stages in order, mem-compress (required), mem-ast, mem-learn,
-mem-embed and mem-index (and mem-prune once a day; first, when the stored texts were redacted by an
-older redactor than this memkit's, what mem-redact does), each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
-until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
-mem.db. Runs take turns on $MEM_HOME/pipeline.lock (flock; it holds the running pid): a run that
-finds it taken exits 0 at once, and the running one takes the work that arrived meanwhile. What the
-stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in
-its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop
-and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that
-name. MEM_DISABLE=1 makes it a no-op.
-
-mem status shows the state of the memory at a glance, read-only: the database and WAL sizes, counts
-of sessions, observations, active learnings and captures, the queue by status and its errors by
-class, the last pipeline run and what it logged, the embedding model in use and the observations
-without its vector, each index as mem-index --check sees it, LLM tokens spent today against
-MEM_LLM_DAILY_TOKENS, the disk the indexes and models take, and which settings files
-(~/.claude/settings.json, the project's .claude/settings.json and settings.local.json) register
-memkit's hooks, naming hook programs that no longer exist. problems says what needs doing (the
-checks of mem-eval health, plus missing or broken hooks). Always exit 0: mem-eval health is the
-check that fails.
-
-mem doctor checks the memory and prints one check record per check (spool, queue, embeddings,
-indexes, hooks, redaction) with ok, what it found and the command that fixes it; exit 1 when one fails. With
---fix it runs the fixes of the failed ones: stores what hooks left in spool/, puts captures in error
-that no observation came from back in the queue, runs mem-embed and mem-index, mem-index --rebuild
-for an index that differs from the database, mem-install (with the directory this mem runs from)
-for settings whose hook programs went missing (or the user's settings when none registers memkit),
-mem-redact when the stored texts were redacted by an older redactor, then mem pipeline; each failed check says whether it passes now (fixed).
-
-mem backup FILE writes a consistent copy of mem.db, including what only its write-ahead log holds
-yet, to FILE (mode 0600, replaced in one rename) while the hooks keep writing. Copying mem.db alone
-can miss the latest captures: restore by copying FILE over mem.db while nothing runs.
-
-mem forget --obs ID… | --session ID | --project P | --match TEXT deletes memories everywhere:
-the observations, the captures they came from (payloads included), their source links, the
-sessions (with --session and --project: whole, with their function map, call graph and
-event_log rows), vectors and the embedding cache entries of the forgotten texts, learnings'
-sources, and event_log rows that hold the text (--match). A session summary that named a
-forgotten observation is emptied, not written again. Then the database is vacuumed and its WAL
-emptied (deleted rows are not left in free pages), and the BM25 and vector indexes are rebuilt
-from what is left. It prints one forgotten record per kind with its row count (a table on a
-terminal); --dry-run deletes nothing and prints the same counts. Events a hook spooled while the
-database was busy (spool/) that match go too, so the next hook cannot store them. Observation ids are 17, o17 or
-#17; a session is s17 (its number) or its session id. --match looks in the text of
-observations, captures (payloads), session titles and summaries, learnings, event_log rows and the
-function map, comparing ASCII letters in any case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own
-transcripts are not touched.
-"#;
 
 /// memkit: a memory for Claude Code. `mem TOOL …` runs `mem-TOOL …`.
 #[derive(Debug, Parser)]
@@ -129,6 +87,8 @@ pub enum Cmd {
     },
     /// Delete memories everywhere (database, vectors, indexes) and say what went.
     Forget(super::forget::ForgetArgs),
+    /// Share memories through a git remote: export this machine's, import everyone else's.
+    Sync(super::sync::SyncArgs),
     /// Print shell completions for every tool.
     Completions { shell: clap_complete::Shell },
     /// Write the man pages into a directory (used to refresh man/man1).
@@ -186,6 +146,7 @@ pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
         Some(Cmd::Status) => super::status::run(io),
         Some(Cmd::Doctor { fix }) => super::doctor::run(fix, io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
+        Some(Cmd::Sync(a)) => super::sync::run(a, io),
         Some(Cmd::GenMan { dir }) => {
             docs::write_man_pages(&dir, registry)?;
             Ok(Outcome::Ok)
@@ -200,7 +161,7 @@ pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
-const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor"];
+const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor", "sync"];
 
 fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
     if config::disabled() {

@@ -20,6 +20,7 @@ pub mod report;
 pub mod retention;
 pub mod sessions;
 pub mod stats;
+pub mod sync;
 
 use std::cell::Cell;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

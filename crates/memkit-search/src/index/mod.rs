@@ -45,6 +45,8 @@ pub struct Doc {
     pub files: Vec<String>,
     /// An imported note's own id.
     pub external_id: Option<String>,
+    /// Who a memory taken from the sync remote came from (their `sync.name`).
+    pub origin: Option<String>,
 }
 
 /// How far each index was brought up to date (`index/state.json`).
@@ -208,6 +210,7 @@ impl Doc {
             files,
             created_ms: time_ms(o.created_at.as_deref().unwrap_or("")),
             external_id: o.external_id,
+            origin: o.origin,
         }
     }
 
@@ -238,6 +241,7 @@ impl Doc {
             files: s.key_files,
             created_ms: time_ms(&s.at),
             external_id: None,
+            origin: s.origin,
         }
     }
 }
@@ -264,6 +268,7 @@ impl Doc {
             files: vec![],
             created_ms: time_ms(&l.updated_at),
             external_id: None,
+            origin: l.origin,
         }
     }
 }
