@@ -160,6 +160,7 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
         let mut body = body;
         relative(&mut body.files_read, root);
         relative(&mut body.files_modified, root);
+        let body = without_root(to_value(&body), root);
         let row = Row {
             kind: "observation",
             handle: crate::ids::obs(o.obs.id.unwrap_or_default()),
@@ -170,7 +171,7 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
             stamp: o.stamp,
             was: o.was,
         };
-        add(&mut plan, me, row, &check, to_value(&body), now);
+        add(&mut plan, me, row, &check, body, now);
     }
     for s in st::sessions_to_export(conn, &roots)? {
         let Some((root, key)) = key_of(Some(&s.project)) else {
@@ -189,6 +190,7 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
         let check = to_value(&body);
         let mut body = body;
         relative(&mut body.key_files, root);
+        let body = without_root(to_value(&body), root);
         let title = s
             .title
             .clone()
@@ -203,10 +205,10 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
             stamp: s.stamp,
             was: s.was,
         };
-        add(&mut plan, me, row, &check, to_value(&body), now);
+        add(&mut plan, me, row, &check, body, now);
     }
     for l in st::learnings_to_export(conn, &roots)? {
-        let Some((_, key)) = key_of(l.learning.project.as_deref()) else {
+        let Some((root, key)) = key_of(l.learning.project.as_deref()) else {
             continue;
         };
         let x = &l.learning;
@@ -219,7 +221,8 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
             is_active: x.is_active,
             created_at: x.created_at.clone(),
         };
-        let body = to_value(&body);
+        let check = to_value(&body);
+        let body = without_root(check.clone(), root);
         let row = Row {
             kind: "learning",
             handle: x.handle.clone(),
@@ -230,7 +233,7 @@ pub fn plan(conn: &Connection, me: &Me, projects: &Projects, now: &str) -> Resul
             stamp: x.updated_at.clone(),
             was: l.was,
         };
-        add(&mut plan, me, row, &body, body.clone(), now);
+        add(&mut plan, me, row, &check, body, now);
     }
     Ok(plan)
 }
@@ -363,6 +366,22 @@ fn relative(files: &mut [String], root: &str) {
             *f = r.to_string();
         }
     }
+}
+
+/// A body with the project's root left out of its text (`<root>/src/a.rs` → `src/a.rs`): a
+/// path here means nothing on another machine, and often holds a person's name.
+fn without_root(mut body: Value, root: &str) -> Value {
+    let prefix = format!("{}/", root.trim_end_matches('/'));
+    fn each(v: &mut Value, prefix: &str) {
+        match v {
+            Value::String(s) if s.contains(prefix) => *s = s.replace(prefix, ""),
+            Value::Array(a) => a.iter_mut().for_each(|x| each(x, prefix)),
+            Value::Object(o) => o.values_mut().for_each(|x| each(x, prefix)),
+            _ => {}
+        }
+    }
+    each(&mut body, &prefix);
+    body
 }
 
 /// What the current redactor still finds in a body's text (its kinds, comma-separated).

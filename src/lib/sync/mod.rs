@@ -207,16 +207,22 @@ fn prepare(home: &Home, remote: &str, me: &Me, conn: &Connection) -> Result<(Git
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
-        git::probe(remote).map_err(|e| not_there(remote, &e))?;
-        let tmp = home.join(format!(".sync-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        git::clone(remote, &tmp).map_err(|e| not_there(remote, &e))?;
-        std::fs::rename(&tmp, &dir)?;
-        store::tighten(&dir);
         // A new clone holds only what was pushed: what this machine wrote is learned again
         // from its own lines there, and everything is read from the start.
         st::forget_remote_state(conn)?;
         store::meta_put(conn, "sync.seen", "")?;
+        git::probe(remote).map_err(|e| not_there(remote, &e))?;
+        // Cloned aside and moved in whole: a run killed while cloning leaves no half clone
+        // (and what such a run left aside goes now).
+        for e in std::fs::read_dir(home).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(".sync-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let tmp = home.join(format!(".sync-{}", std::process::id()));
+        git::clone(remote, &tmp).map_err(|e| not_there(remote, &e))?;
+        std::fs::rename(&tmp, &dir)?;
+        store::tighten(&dir);
     }
     let git = Git::open(&dir, &me.name);
     git.clean_up()?;
