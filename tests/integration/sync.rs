@@ -272,6 +272,30 @@ fn a_project_cloned_at_two_paths_shares_its_memories_labelled_and_nothing_else()
         show(&out)
     );
 
+    // So do mem-mcp's search and mem-report's page.
+    let (mut mcp, _) = crate::mcp::Client::start(&b, app_b.to_str().unwrap());
+    let found = mcp.ok("search", json!({"query": "walrus deploy VPN"}));
+    assert_eq!(found["hits"][0]["from"], "laptop", "{found}");
+    mcp.close();
+    let page = b.dir.path().join("report.html");
+    b.ok(
+        "mem-report",
+        &[
+            "--html",
+            "--all-projects",
+            "--days",
+            "3650",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("[from: laptop] The walrus deploy"),
+        "the page labels them"
+    );
+
     // Nothing of the other project, of raw captures or tool responses reached the remote.
     let history = w.history();
     assert!(history.contains("walrus deploy"));

@@ -280,4 +280,21 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn a_dotted_key_is_a_value_of_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "exclude = \"a\"\n[sync]\nremote = \"/srv/mem.git\"\nprojects = [\"~/code/*\", \"w\"]\ninterval = 3\n",
+        )
+        .unwrap();
+        let cfg = Config::load(dir.path()).unwrap();
+        assert_eq!(SYNC_REMOTE.get(&cfg).as_deref(), Some("/srv/mem.git"));
+        assert_eq!(SYNC_PROJECTS.get(&cfg), ["~/code/*", "w"]);
+        assert_eq!(SYNC_INTERVAL.get(&cfg).unwrap(), 3);
+        assert_eq!(SYNC_NAME.get(&cfg), None);
+        assert_eq!(SYNC_REMOTE.setting.var, "MEM_SYNC_REMOTE");
+        assert_eq!(var_of("sync.remote"), "MEM_SYNC_REMOTE");
+    }
 }

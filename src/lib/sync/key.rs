@@ -181,8 +181,11 @@ pub fn expand(pattern: &str, matches: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut todo = vec![(head, 0)];
     while let Some((dir, d)) = todo.pop() {
-        if d > 0 && dir.join(".git").exists() && matches(&dir) {
-            out.push(dir);
+        // A repository is a project or not; what is inside it is its own.
+        if d > 0 && dir.join(".git").exists() {
+            if matches(&dir) {
+                out.push(dir);
+            }
             continue;
         }
         if d >= depth {
