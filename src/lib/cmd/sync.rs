@@ -19,6 +19,8 @@ pub struct SyncArgs {
 pub fn run(args: SyncArgs, io: &mut Io) -> Result<Outcome> {
     let home = config::data_home();
     let cfg = Config::load(&home)?;
+    // A bad setting is the user's to fix, whichever mode reads it.
+    config::SYNC_INTERVAL.get(&cfg)?;
     if args.status {
         let Some(s) = crate::sync::status(&cfg)? else {
             return Ok(io.no_memories(&cfg.home.db()));

@@ -577,9 +577,10 @@ pub fn status(cfg: &Config) -> Result<Option<Status>> {
 pub fn in_pipeline(cfg: &Config) -> Option<String> {
     config::SYNC_REMOTE.get(cfg)?;
     let conn = store::open_if_present(&cfg.home.db()).ok()??;
-    let minutes = config::SYNC_INTERVAL
-        .get(cfg)
-        .unwrap_or(config::SYNC_INTERVAL.default);
+    let minutes = match config::SYNC_INTERVAL.get(cfg) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("sync: {e}")),
+    };
     let last = store::meta_get(&conn, "sync.last_attempt").ok().flatten();
     let due = last
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
