@@ -303,7 +303,14 @@ fn a_project_cloned_at_two_paths_shares_its_memories_labelled_and_nothing_else()
         assert!(!history.contains(never), "{never} reached the remote");
     }
 
-    // Nothing new: a second sync of both exports, imports and commits nothing.
+    // Nothing new: a second sync of both exports, imports and commits nothing, even after the
+    // learning was seen again (its confidence moves, it says nothing new).
+    a.db()
+        .execute(
+            "UPDATE learnings SET confidence = 0.77, times_seen = 4, updated_at = 'later'",
+            [],
+        )
+        .unwrap();
     assert_eq!(counts(&sync(&a)), [0; 5]);
     assert_eq!(counts(&sync(&b)), [0; 5]);
     let lines = w.lines();

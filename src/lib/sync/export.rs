@@ -276,7 +276,7 @@ fn add(plan: &mut Plan, me: &Me, row: Row, check: &Value, body: Value, now: &str
         plan.held.push((item, held));
         return;
     }
-    let hash = wire::hash(&body);
+    let hash = wire::hash(row.kind, &body);
     if row.was.as_ref().and_then(|w| w.hash.as_deref()) == Some(hash.as_str()) {
         plan.unchanged.push((gid, row.stamp));
         return;

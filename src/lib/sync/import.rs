@@ -140,7 +140,7 @@ fn own(conn: &Connection, l: &Line) -> Result<()> {
                     born,
                     project: &l.project,
                     stamp: None,
-                    hash: &wire::hash(body),
+                    hash: &wire::hash(&l.kind, body),
                 },
             )
         }
@@ -180,7 +180,7 @@ fn other(
         return st::record_import(conn, &t).map_err(store_err);
     }
     let body = l.body.clone().unwrap_or_default();
-    let hash = wire::hash(&body);
+    let hash = wire::hash(&l.kind, &body);
     match state {
         Some("hidden" | "forgotten") => return Ok(()),
         Some(_) if was.as_ref().and_then(|w| w.hash.as_deref()) == Some(hash.as_str()) => {

@@ -144,8 +144,10 @@ pub fn read(text: &str) -> Read {
     let known = crate::store::sync::KINDS.contains(&line.kind.as_str());
     match line.op.as_str() {
         _ if !known => Read::Malformed(format!("unknown kind {:?}", line.kind)),
-        _ if line.gid.is_empty() || line.origin.is_empty() => {
-            Read::Malformed("no global id or origin".into())
+        _ if line.origin.is_empty() || !line.gid.starts_with(&format!("{}:", line.origin)) => {
+            // A global id names the database that made the record: a line speaking for
+            // another's record is no line of its writer's.
+            Read::Malformed("a global id not of its origin".into())
         }
         "put" if line.body.is_none() => Read::Malformed("a put without a body".into()),
         "put" | "forget" => Read::Line(Box::new(line)),
@@ -153,9 +155,19 @@ pub fn read(text: &str) -> Read {
     }
 }
 
-/// The hash a body is compared by (what a supersede changes).
-pub fn hash(body: &Value) -> String {
-    crate::embed::sha256_hex(&body.to_string())[..32].to_string()
+/// The hash a record of `kind` is compared by: what a newer version must change to be sent.
+/// A learning's confidence moves with every session that sees it again; it travels with the
+/// learning but is no change of its own.
+pub fn hash(kind: &str, body: &Value) -> String {
+    let text = match (kind, body) {
+        ("learning", Value::Object(o)) => {
+            let mut o = o.clone();
+            o.remove("confidence");
+            Value::Object(o).to_string()
+        }
+        _ => body.to_string(),
+    };
+    crate::embed::sha256_hex(&text)[..32].to_string()
 }
 
 /// The global id of a row: its database's id, its kind and id, and (ids being reused once a
@@ -248,10 +260,20 @@ mod tests {
             r#"{"type":"hit","v":1}"#,
             &text.replace(r#""op":"put""#, r#""op":"merge""#),
             &text.replace("observation", "capture"),
-            r#"{"type":"memory","v":1,"op":"put","gid":"g","origin":"o","name":"n","project":"p","kind":"session","at":"t"}"#,
+            r#"{"type":"memory","v":1,"op":"put","gid":"o:s:1","origin":"o","name":"n","project":"p","kind":"session","at":"t"}"#,
+            &text.replace(r#""gid":"ab:"#, r#""gid":"cd:"#),
         ] {
             assert!(matches!(read(bad), Read::Malformed(_)), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_learning_seen_again_is_no_new_version() {
+        let l = serde_json::json!({"content": "c", "category": "convention", "confidence": 0.5});
+        let seen =
+            serde_json::json!({"content": "c", "category": "convention", "confidence": 0.59});
+        assert_eq!(hash("learning", &l), hash("learning", &seen));
+        assert_ne!(hash("observation", &l), hash("observation", &seen));
     }
 
     #[test]
