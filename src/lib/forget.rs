@@ -20,6 +20,11 @@ pub struct Run {
     pub forgot: Forgot,
     /// The indexes rebuilt and the file scrubbed. An error here comes after the rows went.
     pub finished: Result<()>,
+    /// Records taken from the sync remote that went, by who they came from: forgotten here
+    /// only (their origin keeps them).
+    pub hidden: Vec<(String, u64)>,
+    /// This machine's records on the sync remote that went: the next sync forgets them there.
+    pub unshared: u64,
 }
 
 /// Forgets `target` from the store of `cfg` (opened as `conn`) and from everything built on
@@ -38,12 +43,26 @@ pub fn run(
         kind: "spooled",
         rows: spooled as u64,
     });
+    let (mut hidden, mut unshared) = (vec![], 0);
+    if !dry_run && forgot.total() > 0 {
+        // An imported record forgotten here stays hidden whatever its origin writes later.
+        hidden = crate::store::sync::hide_missing(conn)?;
+        unshared = crate::store::sync::gone(conn)?
+            .iter()
+            .filter(|g| g.written)
+            .count() as u64;
+    }
     let finished = if !dry_run && forgot.total() > 0 {
         rebuild_and_scrub(home, cfg, conn)
     } else {
         Ok(())
     };
-    Ok(Run { forgot, finished })
+    Ok(Run {
+        forgot,
+        finished,
+        hidden,
+        unshared,
+    })
 }
 
 fn rebuild_and_scrub(home: &Path, cfg: &Config, conn: &Connection) -> Result<()> {

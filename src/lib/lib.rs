@@ -13,6 +13,7 @@ pub mod prune;
 pub mod render;
 pub mod report;
 pub mod reredact;
+pub mod sync;
 pub mod tools;
 
 pub use memkit_ast as ast;

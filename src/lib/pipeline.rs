@@ -1,5 +1,6 @@
 //! The background run after Stop and SessionEnd (`mem pipeline`): mem-compress, mem-ast, mem-learn,
-//! mem-embed and mem-index in order, under a lock, until no work is left, then a WAL checkpoint.
+//! mem-embed and mem-index in order, under a lock, until no work is left, then (when
+//! `sync.remote` is set and it is due) a sync, then a WAL checkpoint.
 //!
 //! The lock is flock(2) through std's `File::try_lock` and detaching is setsid(2) plus a second
 //! fork, so nothing here needs util-linux `flock` or `setsid` (stock macOS has neither).
@@ -154,6 +155,7 @@ pub fn run(
             }
         }
         prune_if_due(home, compress, report);
+        sync_if_due(home, report);
         checkpoint(home, report);
         drop(lock);
         // How long a hold lasts, against its budget, is what the import bench reads back.
@@ -208,6 +210,18 @@ fn prune_if_due(home: &Path, compress: &Path, report: &mut dyn FnMut(&str)) {
         }
         Ok(false) => {}
         Err(e) => report(&format!("mem-prune: {e}")),
+    }
+}
+
+/// The last stage: a sync with the remote when `sync.remote` is set and `sync.interval` has
+/// passed (see [`crate::sync::in_pipeline`]). Hooks never wait for it: the pipeline runs
+/// detached from them.
+fn sync_if_due(home: &Path, report: &mut dyn FnMut(&str)) {
+    let Ok(cfg) = crate::config::Config::load(home) else {
+        return;
+    };
+    if let Some(line) = crate::sync::in_pipeline(&cfg) {
+        report(&line);
     }
 }
 

@@ -28,6 +28,7 @@ mod retrieval;
 mod robust;
 mod search;
 mod secrets;
+mod sync;
 mod tools;
 mod trust;
 

@@ -104,6 +104,7 @@ fn hit_and_index_records_are_pinned() {
         kind: "decision".into(),
         title: "Use WAL".into(),
         external_id: None,
+        origin: Some("desktop".into()),
         line: Some("Readers never block".into()),
         session_id: None,
         summary: None,
@@ -117,7 +118,7 @@ fn hit_and_index_records_are_pinned() {
     };
     assert_eq!(
         serde_json::to_string(&h).unwrap(),
-        r#"{"type":"hit","v":1,"query_id":"q1","rank":1,"id":42,"source":"observation","ref":"o42","score":1.25,"mode":"hybrid","project":"/w/beta","project_name":"beta","other_project":true,"kind":"decision","title":"Use WAL","line":"Readers never block","created_at":"2026-02-21T14:30:00.000Z"}"#
+        r#"{"type":"hit","v":1,"query_id":"q1","rank":1,"id":42,"source":"observation","ref":"o42","score":1.25,"mode":"hybrid","project":"/w/beta","project_name":"beta","other_project":true,"kind":"decision","title":"Use WAL","origin":"desktop","line":"Readers never block","created_at":"2026-02-21T14:30:00.000Z"}"#
     );
     let back: Hit = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
     assert_eq!(back, h);
@@ -158,6 +159,7 @@ fn context_record_is_pinned() {
             id: 7,
             project_name: Some("beta".into()),
             other_project: true,
+            origin: None,
         }],
         build_ms: 3,
     };
@@ -168,4 +170,43 @@ fn context_record_is_pinned() {
     );
     let back: Context = serde_json::from_str(&text).unwrap();
     assert_eq!(back, c);
+}
+
+#[test]
+fn sync_lines_are_pinned() {
+    use memkit::sync::wire::{Line, Machine};
+    let put = Line {
+        op: "put".into(),
+        gid: "71ca3ca4d4774e2f:o1-370a3c75".into(),
+        origin: "71ca3ca4d4774e2f".into(),
+        name: "laptop".into(),
+        project: "github.com/acme/app".into(),
+        kind: "observation".into(),
+        local: Some("1".into()),
+        at: "2026-12-03T21:07:51.186Z".into(),
+        body: Some(json!({"type": "discovery", "title": "t"})),
+    };
+    assert_eq!(
+        serde_json::to_string(&put).unwrap(),
+        r#"{"type":"memory","v":1,"op":"put","gid":"71ca3ca4d4774e2f:o1-370a3c75","origin":"71ca3ca4d4774e2f","name":"laptop","project":"github.com/acme/app","kind":"observation","local":"1","at":"2026-12-03T21:07:51.186Z","body":{"type":"discovery","title":"t"}}"#
+    );
+    let forget = Line {
+        op: "forget".into(),
+        body: None,
+        ..put
+    };
+    assert!(
+        serde_json::to_string(&forget)
+            .unwrap()
+            .ends_with(r#""local":"1","at":"2026-12-03T21:07:51.186Z"}"#)
+    );
+    let m = Machine {
+        name: "laptop".into(),
+        origin: "71ca3ca4d4774e2f".into(),
+        since: "2026-12-03T21:07:51.184Z".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&m).unwrap(),
+        r#"{"type":"machine","v":1,"name":"laptop","origin":"71ca3ca4d4774e2f","since":"2026-12-03T21:07:51.184Z"}"#
+    );
 }

@@ -89,6 +89,7 @@ const SETTING_USERS: &[(&str, &[&str])] = &[
     ("context_type_weights", &["mem-context"]),
     ("context_files_decay", &["mem-context"]),
     ("context_files_read", &["mem-context"]),
+    ("sync.interval", &["mem", "sync", "--dry-run"]),
 ];
 
 #[test]
@@ -113,7 +114,7 @@ fn every_bad_numeric_setting_is_a_usage_error_naming_it() {
 
     let env = remembered();
     for (key, argv) in SETTING_USERS {
-        let var = format!("MEM_{}", key.to_ascii_uppercase());
+        let var = memkit::config::var_of(key);
         for bad in ["abc", "NaN", "-1", "50k", "1e400", "99999999999999999999"] {
             let value = if key.ends_with("type_weights") {
                 format!("decision={bad}")

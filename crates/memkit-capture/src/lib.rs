@@ -71,7 +71,69 @@ const SESSION_EVENTS: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct Policy {
     skip_tools: HashSet<String>,
-    exclude: Option<GlobSet>,
+    exclude: ProjectGlobs,
+}
+
+/// Globs of project paths or names (`MEM_EXCLUDE`, `MEM_SYNC_PROJECTS`): `~/`, `$HOME/`
+/// expanded; a project matches when a glob matches its root or name, or a directory above its
+/// root or the directory it was seen from, so a directory stands for everything under it.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectGlobs {
+    set: Option<GlobSet>,
+}
+
+impl ProjectGlobs {
+    /// The globs of `patterns`; one that does not parse matches the path it spells literally
+    /// and is returned, with `setting` naming where it came from.
+    pub fn new(patterns: &[String], setting: &str) -> (ProjectGlobs, Vec<String>) {
+        let mut bad = Vec::new();
+        let mut b = GlobSetBuilder::new();
+        let mut any = false;
+        for raw in patterns {
+            let pattern = normalize_pattern(raw);
+            let glob = Glob::new(&pattern).or_else(|e| {
+                bad.push(format!(
+                    "{setting}: bad glob {raw:?}: {e}; matching that path literally"
+                ));
+                Glob::new(&globset::escape(&pattern))
+            });
+            if let Ok(g) = glob {
+                b.add(g);
+                any = true;
+            }
+        }
+        let set = any.then(|| b.build().ok()).flatten();
+        (ProjectGlobs { set }, bad)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_none()
+    }
+
+    /// Whether `project` (or `dir`, the directory it was seen from) matches.
+    pub fn matches(&self, project: &Project, dir: Option<&str>) -> bool {
+        let Some(set) = &self.set else {
+            return false;
+        };
+        if set.is_match(&project.name) {
+            return true;
+        }
+        let paths = std::iter::once(project.root.as_str()).chain(dir);
+        paths
+            .flat_map(|p| std::path::Path::new(p).ancestors())
+            .any(|a| !a.as_os_str().is_empty() && set.is_match(a))
+    }
+
+    /// Whether one of the globs matches `path` itself.
+    pub fn matches_path(&self, path: &std::path::Path) -> bool {
+        self.set.as_ref().is_some_and(|s| s.is_match(path))
+    }
+}
+
+/// A pattern of [`ProjectGlobs`] as the user meant it, `~` expanded: for a caller that walks
+/// the directories it names.
+pub fn expand_home(raw: &str) -> String {
+    normalize_pattern(raw)
 }
 
 impl Policy {
@@ -79,7 +141,7 @@ impl Policy {
     pub fn defaults() -> Policy {
         Policy {
             skip_tools: config::SKIP_TOOLS.defaults().into_iter().collect(),
-            exclude: None,
+            exclude: ProjectGlobs::default(),
         }
     }
 
@@ -102,23 +164,7 @@ impl Policy {
 
     fn build(cfg: &Config) -> (Policy, Vec<String>) {
         let skip_tools = config::SKIP_TOOLS.get(cfg).into_iter().collect();
-        let mut bad = Vec::new();
-        let mut b = GlobSetBuilder::new();
-        let mut any = false;
-        for raw in config::EXCLUDE.get(cfg) {
-            let pattern = normalize_pattern(&raw);
-            let glob = Glob::new(&pattern).or_else(|e| {
-                bad.push(format!(
-                    "MEM_EXCLUDE: bad glob {raw:?}: {e}; excluding that path literally"
-                ));
-                Glob::new(&globset::escape(&pattern))
-            });
-            if let Ok(g) = glob {
-                b.add(g);
-                any = true;
-            }
-        }
-        let exclude = any.then(|| b.build().ok()).flatten();
+        let (exclude, bad) = ProjectGlobs::new(&config::EXCLUDE.get(cfg), "MEM_EXCLUDE");
         (
             Policy {
                 skip_tools,
@@ -132,16 +178,7 @@ impl Policy {
     /// event came from, or any directory above either: excluding a directory excludes
     /// everything under it, git repository or not.
     pub fn excluded(&self, project: &Project, dir: Option<&str>) -> bool {
-        let Some(set) = &self.exclude else {
-            return false;
-        };
-        if set.is_match(&project.name) {
-            return true;
-        }
-        let paths = std::iter::once(project.root.as_str()).chain(dir);
-        paths
-            .flat_map(|p| std::path::Path::new(p).ancestors())
-            .any(|a| !a.as_os_str().is_empty() && set.is_match(a))
+        self.exclude.matches(project, dir)
     }
 
     /// Why a tool call is not queued, if it is not.

@@ -110,6 +110,8 @@ pub struct Other {
     pub title: String,
     pub created_ms: i64,
     pub project_name: String,
+    /// Who it came from, when it was taken from the sync remote.
+    pub origin: Option<String>,
 }
 
 /// A built block.
@@ -267,7 +269,13 @@ fn sessions(conn: &Connection, opts: &Options, namer: Option<&Namer>) -> LayerLi
         SESSIONS_SHOWN,
     )?;
     let mut out = Vec::new();
-    for sessions::Recent { title, summary, at } in rows {
+    for sessions::Recent {
+        title,
+        summary,
+        at,
+        origin,
+    } in rows
+    {
         let text = summary
             .filter(|s| !s.trim().is_empty())
             .or(title)
@@ -280,8 +288,9 @@ fn sessions(conn: &Connection, opts: &Options, namer: Option<&Namer>) -> LayerLi
             Some(n) => n.in_text(&text, &[]),
             None => text,
         };
+        let from = origin.map(|o| format!("[from: {o}] ")).unwrap_or_default();
         out.push(Line {
-            text: format!("- {when}: {}", clip(&flatten(&text), SESSION_CHARS)),
+            text: format!("- {when}: {from}{}", clip(&flatten(&text), SESSION_CHARS)),
             id: None,
         });
     }
@@ -559,8 +568,18 @@ fn learnings(conn: &Connection, opts: &Options, cap: usize) -> LayerLines {
         ));
     }
     let plan = memkit_learn::rules::plan(&active, Some(project), LEARNING_MIN);
-    let line =
-        |l: &learnings::Learning| format!("- [{}] {}", l.category, clip(&flatten(&l.content), 200));
+    let line = |l: &learnings::Learning| {
+        let from = l
+            .origin
+            .as_ref()
+            .map(|o| format!("[from: {o}] "))
+            .unwrap_or_default();
+        format!(
+            "- [{}] {from}{}",
+            l.category,
+            clip(&flatten(&l.content), 200)
+        )
+    };
     let mut texts: Vec<(String, usize)> = plan.rules.iter().map(|l| (line(l), 1)).collect();
     if let Some(u) = memkit_learn::rules::usual_line(&plan.commands, USUAL_CHARS) {
         let shown = plan
@@ -664,7 +683,7 @@ fn observations(conn: &Connection, set: &Settings, opts: &Options, work: &Work) 
                     title_with_file(&t, f.as_deref(), TITLE_CHARS)
                 },
                 d.created_ms,
-                None,
+                d.origin.as_deref(),
                 opts.now_ms,
             ),
             id: Some(d.id),
@@ -678,7 +697,7 @@ fn observations(conn: &Connection, set: &Settings, opts: &Options, work: &Work) 
             &format!("{} {}", memkit_core::ids::obs(o.id), o.kind),
             &o.title,
             o.created_ms,
-            Some(&o.project_name),
+            from_label(Some(&o.project_name), o.origin.as_deref()).as_deref(),
             opts.now_ms,
         );
         lines.insert(
@@ -759,8 +778,18 @@ fn title_with_file(title: &str, file: Option<&str>, max: usize) -> String {
     }
 }
 
-/// `- o17 type title · when` (`label` = `o17 type`), with `[from: project]` for another
-/// project's record.
+/// What `[from: …]` says of a record: another project's name, who it came from over the sync
+/// remote, or both.
+pub fn from_label(project: Option<&str>, origin: Option<&str>) -> Option<String> {
+    match (project, origin) {
+        (Some(p), Some(o)) => Some(format!("{p}, {o}")),
+        (Some(x), None) | (None, Some(x)) => Some(x.to_string()),
+        (None, None) => None,
+    }
+}
+
+/// `- o17 type title · when` (`label` = `o17 type`), with `[from: …]` for another project's
+/// record or one taken from another machine.
 pub fn index_line(
     label: &str,
     title: &str,

@@ -132,6 +132,12 @@ fn session_block(
             None => note,
         });
     }
+    // Who each listed record came from, for those taken from the sync remote.
+    let origins: std::collections::HashMap<i64, String> =
+        memkit_core::store::observations::briefs_by_ids(&conn, &built.observation_ids)?
+            .into_iter()
+            .filter_map(|o| Some((o.id?, o.origin?)))
+            .collect();
     rec.items = built
         .observation_ids
         .iter()
@@ -142,6 +148,7 @@ fn session_block(
                 id,
                 project_name: other.map(|o| o.project_name.clone()),
                 other_project: other.is_some(),
+                origin: origins.get(&id).cloned(),
             }
         })
         .collect();
@@ -207,6 +214,7 @@ fn other_projects(
                     title: r.hit.title.clone(),
                     created_ms: memkit_search::index::time_ms(&r.hit.created_at),
                     project_name: r.hit.project_name.clone().unwrap_or_default(),
+                    origin: r.hit.origin.clone(),
                 })
                 .collect(),
             None,
@@ -249,6 +257,7 @@ fn prompt_block(
         let from = h
             .other_project
             .then(|| h.project_name.clone().unwrap_or_default());
+        let label_from = crate::from_label(from.as_deref(), h.origin.as_deref());
         let label = if h.source == "session" {
             format!("{} session", memkit_core::ids::session(h.id))
         } else {
@@ -258,7 +267,7 @@ fn prompt_block(
             &label,
             &h.title,
             memkit_search::index::time_ms(&h.created_at),
-            from.as_deref(),
+            label_from.as_deref(),
             now_ms,
         );
         let gist = h
@@ -282,6 +291,7 @@ fn prompt_block(
             id: h.id,
             project_name: from,
             other_project: h.other_project,
+            origin: h.origin.clone(),
         });
     }
     if !body.is_empty() {

@@ -13,7 +13,7 @@ pub use kinds::{
     Bounds, Env, Flag, List, Num, Number, OptNum, OptText, Setting, Shown, Text, WeightMap,
 };
 pub use settings::*;
-pub use source::{Config, env_nonempty, set_hook, split_list};
+pub use source::{Config, env_nonempty, set_hook, split_list, var_of};
 
 /// The settings of this process's data home, loaded once, for code that is not handed a
 /// [`Config`] (the model cache, the install endpoint). A config.toml that does not parse was
@@ -73,7 +73,7 @@ mod tests {
         assert_eq!(vars.len(), SETTINGS.len(), "a variable listed twice");
         for s in SETTINGS {
             if let Some(k) = s.key {
-                assert_eq!(s.var, format!("MEM_{}", k.to_ascii_uppercase()), "{k}");
+                assert_eq!(s.var, var_of(k), "{k}");
             }
         }
         let d = EMBED_CACHE_DAYS.setting.describe();
@@ -151,5 +151,22 @@ mod tests {
             e.contains("llm_backoff_ms (MEM_LLM_BACKOFF_MS): \"soon\" is not a whole number from 0 to 600000"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_dotted_key_is_a_value_of_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "exclude = \"a\"\n[sync]\nremote = \"/srv/mem.git\"\nprojects = [\"~/code/*\", \"w\"]\ninterval = 3\n",
+        )
+        .unwrap();
+        let cfg = Config::load(dir.path()).unwrap();
+        assert_eq!(SYNC_REMOTE.get(&cfg).as_deref(), Some("/srv/mem.git"));
+        assert_eq!(SYNC_PROJECTS.get(&cfg), ["~/code/*", "w"]);
+        assert_eq!(SYNC_INTERVAL.get(&cfg).unwrap(), 3);
+        assert_eq!(SYNC_NAME.get(&cfg), None);
+        assert_eq!(SYNC_REMOTE.setting.var, "MEM_SYNC_REMOTE");
+        assert_eq!(var_of("sync.remote"), "MEM_SYNC_REMOTE");
     }
 }

@@ -15,6 +15,7 @@ const PIPELINE_LOCK: &str = "pipeline.lock";
 const PIPELINE_WANTED: &str = "pipeline.wanted";
 const RECALL: &str = "recall";
 const EVAL: &str = "eval";
+const SYNC: &str = "sync";
 
 /// A data home (`$MEM_HOME`): a directory and the names of what memkit keeps in it. It derefs
 /// to its path, so it goes wherever a `&Path` does.
@@ -36,6 +37,7 @@ impl Home {
         BIN,
         PIPELINE_LOCK,
         PIPELINE_WANTED,
+        SYNC,
     ];
 
     pub fn new(path: impl Into<PathBuf>) -> Home {
@@ -98,6 +100,11 @@ impl Home {
     /// What each session was told by recall, one small file per session.
     pub fn recall(&self) -> PathBuf {
         self.0.join(RECALL)
+    }
+
+    /// mem sync's working clone of the sync remote (its own files, everyone's, and git's).
+    pub fn sync(&self) -> PathBuf {
+        self.0.join(SYNC)
     }
 
     /// Each measuring mode's last figures.

@@ -257,6 +257,10 @@ pub struct Observation {
     /// The id an imported note had where it came from (`mem-capture --notes`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// The machine or person a memory taken from the sync remote came from (their
+    /// `sync.name`, shown as `[from: NAME]`); absent for this machine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 record!(Observation = "observation", Deserialize);
 
@@ -298,6 +302,9 @@ pub struct Hit {
     /// The id an imported note came with (`mem-capture --notes`), verbatim. (probe)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// Who a memory taken from the sync remote came from (their `sync.name`). (probe)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// First line of the summary, at most 120 characters (probe mode only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
@@ -401,6 +408,9 @@ pub struct ContextItem {
     pub project_name: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub other_project: bool,
+    /// Who a memory taken from the sync remote came from (their `sync.name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// Why the session started (SessionStart `source`).

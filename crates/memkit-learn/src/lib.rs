@@ -244,6 +244,7 @@ mod tests {
             replaced_by: None,
             created_at: String::new(),
             updated_at: String::new(),
+            origin: None,
         }
     }
 

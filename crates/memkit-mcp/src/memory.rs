@@ -251,6 +251,9 @@ impl Memory {
                 let mut v = json!({"ref": h.handle, "score": (h.score * 1000.0).round() / 1000.0,
                     "type": h.kind, "title": h.title, "line": h.line, "created_at": h.created_at});
                 self.label(&mut v, h.project.as_deref());
+                if let Some(o) = &h.origin {
+                    v["from"] = json!(o);
+                }
                 v
             })
             .collect();

@@ -49,6 +49,7 @@ the text the PreToolUse hook prints before an edit of it.
 The project is the one of the directory the server was started in (as mem-capture resolves it)
 unless a call names one. Another project's memories appear only when a call passes all_projects
 or MEM_CONTEXT_OTHER_PROJECTS=1 is set, and are then labelled (other_project, project_name).
+A memory taken from another machine by mem sync carries from (that machine's sync.name).
 An excluded project (MEM_EXCLUDE) is neither shown nor stored; with MEM_DISABLE=1 every call is
 refused. Arguments that cannot be right (a bad date, a malformed ref, an unknown type, a missing
 field) are JSON-RPC errors (-32602, invalid params); a well-formed call with no answer (an unknown

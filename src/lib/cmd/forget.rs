@@ -56,6 +56,17 @@ pub fn run(args: ForgetArgs, io: &mut Io) -> Result<Outcome> {
     for m in &run.forgot.missing {
         io.warn(format!("nothing stored for {m}"));
     }
+    for (name, n) in &run.hidden {
+        io.warn(format!(
+            "{n} of them came from {name} through mem sync: forgotten here only, {name} keeps them (forget them there to forget them everywhere)"
+        ));
+    }
+    if run.unshared > 0 {
+        io.tell(format!(
+            "{} shared through mem sync: the next sync forgets them on the remote and on every machine",
+            run.unshared
+        ));
+    }
     run.finished?;
     let recs: Vec<Forgotten> = run
         .forgot

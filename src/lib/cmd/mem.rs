@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::{Common, Io, Outcome, Tool};
+
+mod details;
 use crate::config::{self, Config};
 use crate::install::{docs, man};
 use crate::{Error, Result, store};
 use crate::{pipeline, programs, tools};
-
-mod details;
 use details::DETAILS;
 
 pub const TOOL: crate::cli::Tool = crate::cli::Tool {
@@ -38,6 +38,14 @@ pub const TOOL: crate::cli::Tool = crate::cli::Tool {
         (
             "mem forget --obs o17,o18",
             "Forget two observations everywhere.",
+        ),
+        (
+            "mem sync --dry-run",
+            "What the next sync would share, record by record.",
+        ),
+        (
+            "MEM_SYNC_REMOTE=git@github.com:me/memory.git MEM_SYNC_PROJECTS='~/code/*' mem sync",
+            "Share the memories of the projects under ~/code with every machine that syncs there.",
         ),
         (
             "mem completions bash > ~/.local/share/bash-completion/completions/mem",
@@ -79,6 +87,8 @@ pub enum Cmd {
     },
     /// Delete memories everywhere (database, vectors, indexes) and say what went.
     Forget(super::forget::ForgetArgs),
+    /// Share memories through a git remote: export this machine's, import everyone else's.
+    Sync(super::sync::SyncArgs),
     /// Print shell completions for every tool.
     Completions { shell: clap_complete::Shell },
     /// Write the man pages into a directory (used to refresh man/man1).
@@ -140,6 +150,7 @@ pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
         Some(Cmd::Status) => super::status::run(io),
         Some(Cmd::Doctor { fix }) => super::doctor::run(fix, io),
         Some(Cmd::Forget(f)) => super::forget::run(f, io),
+        Some(Cmd::Sync(a)) => super::sync::run(a, io),
         Some(Cmd::GenMan { dir }) => {
             docs::write_man_pages(&dir, registry)?;
             Ok(Outcome::Ok)
@@ -154,7 +165,7 @@ pub fn run(args: Args, io: &mut Io, registry: &[Tool]) -> Result<Outcome> {
 }
 
 /// The subcommands `mem` runs itself rather than as `mem-NAME`.
-const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor"];
+const BUILTINS: &[&str] = &["pipeline", "backup", "forget", "status", "doctor", "sync"];
 
 fn pipeline(args: PipelineArgs, io: &mut Io) -> Result<Outcome> {
     if config::disabled() {

@@ -19,6 +19,7 @@ pub mod redact;
 pub mod report;
 pub mod search;
 pub mod status;
+pub mod sync;
 
 use crate::cli::Tool;
 pub use memkit_capture::tool as capture;

@@ -129,6 +129,7 @@ const COLUMNS_FULL: &[&str] = &[
     "score",
     "kind",
     "project_name",
+    "origin",
     "title",
     "created_at",
     "mode",

@@ -137,5 +137,6 @@ pub fn listing(tools: &[Tool], installed: impl Fn(&str) -> bool) -> String {
     }
     text += "\nalso: mem help TOOL · mem version · mem completions SHELL · man mem-TOOL\n";
     text += "upkeep: mem pipeline [--detach] · mem backup FILE · mem forget … · mem prune\n";
+    text += "sharing: mem sync [--dry-run | --status]\n";
     text
 }

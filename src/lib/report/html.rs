@@ -208,7 +208,7 @@ fn session(
         h,
         "<article id={0} style=--n:{7}><h4><a href=#{0}>{0}</a> {1}</h4><p class=meta>{2} · {3} · {4} observation{5} · {6}</p>",
         esc(&s.handle),
-        esc(model::title(s)),
+        esc(&model::from(model::title(s), s.origin.as_deref())),
         esc(s.project_name.as_deref().unwrap_or("no project")),
         esc(&model::span(s)),
         s.observations,
@@ -279,7 +279,7 @@ fn observation(h: &mut String, o: &Observation, day: Option<&str>) {
         ids::obs(o.id.unwrap_or_default()),
         attr(&o.kind),
         attr(&at),
-        esc(&o.title),
+        esc(&model::from(&o.title, o.origin.as_deref())),
     );
     let mut names: Vec<&str> = Vec::new();
     for f in &o.files_modified {

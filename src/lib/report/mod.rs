@@ -145,7 +145,7 @@ fn obs_line(o: &Observation, root: Option<&str>) -> String {
         "- {} {} {}{files} · {}\n",
         ids::obs(o.id.unwrap_or_default()),
         o.kind,
-        crate::context::flatten(&o.title),
+        crate::context::flatten(&model::from(&o.title, o.origin.as_deref())),
         o.created_at.as_deref().map(minute).unwrap_or_default()
     )
 }
@@ -241,6 +241,7 @@ pub fn markdown(o: &Observation) -> String {
         o.project.as_deref().map(crate::project::name_of),
         o.session_id.as_ref().map(|x| format!("session {x}")),
         o.created_at.clone(),
+        o.origin.as_ref().map(|x| format!("from {x}")),
     ]
     .into_iter()
     .flatten()

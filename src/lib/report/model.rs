@@ -112,6 +112,7 @@ pub fn meta(o: &Observation) -> Vec<String> {
         o.session_id.as_ref().map(|x| format!("session {x}")),
         o.created_at.clone(),
         o.is_manual.then(|| "saved by hand".to_string()),
+        o.origin.as_ref().map(|x| format!("from {x}")),
     ]
     .into_iter()
     .flatten()
@@ -163,6 +164,14 @@ pub fn title(s: &SessionRow) -> &str {
         .as_deref()
         .filter(|t| !t.trim().is_empty())
         .unwrap_or("(untitled session)")
+}
+
+/// A title with who it came from, for a record taken from the sync remote (`[from: desktop]`).
+pub fn from(title: &str, origin: Option<&str>) -> String {
+    match origin {
+        Some(o) => format!("[from: {o}] {title}"),
+        None => title.to_string(),
+    }
 }
 
 /// A learning's line of facts, as both renderers show it: where it holds, how often it was seen

@@ -9,7 +9,7 @@ use crate::{Error, Result};
 
 /// One setting as the man pages show it: the variable that sets it, its config.toml key
 /// (`None`: the environment only), its default, what it accepts and what it does. A keyed
-/// setting's variable is always `MEM_<KEY>`.
+/// setting's variable is always `MEM_<KEY>` (a dotted key's parts joined with `_`).
 #[derive(Debug, Clone, Copy)]
 pub struct Setting {
     pub var: &'static str,

@@ -434,6 +434,25 @@ settings! {
         accepts: int(0.0, 64.0),
         meaning: "Informative prompt words a memory must contain to be brought in per prompt.",
     }
+    SYNC_REMOTE: OptText {
+        key: "sync.remote",
+        meaning: "The git remote mem sync shares memories through: a URL (ssh, https, file) or a path to a repository, bare or not. Unset: no sync, and mem pipeline runs none.",
+    }
+    SYNC_PROJECTS: List {
+        key: "sync.projects",
+        meaning: "Comma-separated globs of project paths or names whose observations, session summaries, learnings and notes mem sync may export (a directory shares everything under it). Nothing is shared unless listed.",
+    }
+    SYNC_NAME: OptText {
+        key: "sync.name",
+        shown: "the host name",
+        meaning: "How this machine or person is labelled on the sync remote and in the memories others import from it ([from: NAME]).",
+    }
+    SYNC_INTERVAL: Num<u64> {
+        key: "sync.interval",
+        default: 10,
+        accepts: int(0.0, 10_080.0),
+        meaning: "Minutes between the syncs mem pipeline runs as its last stage when sync.remote is set (0: every run).",
+    }
     CLAUDE_PROJECT_DIR: Env {
         meaning: "Set by Claude Code for hooks: the project root, preferred over the payload's cwd (and over the current directory).",
     }

@@ -47,6 +47,12 @@ pub fn env_nonempty(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// The variable of config.toml's `key`: `MEM_` and the key in capitals, a dotted key's parts
+/// joined with `_` (`sync.remote` → `MEM_SYNC_REMOTE`).
+pub fn var_of(key: &str) -> String {
+    format!("MEM_{}", key.to_ascii_uppercase().replace('.', "_"))
+}
+
 /// Settings from config.toml with `MEM_<KEY>` environment overrides, read through the
 /// handles of [`super::SETTINGS`].
 #[derive(Debug, Default, Clone)]
@@ -79,15 +85,18 @@ impl Config {
     }
 
     /// `MEM_<KEY>` from the environment, else `key` from config.toml (strings, numbers, bools
-    /// and arrays of strings, the latter joined with commas).
+    /// and arrays of strings, the latter joined with commas). A dotted key (`sync.remote`) is a
+    /// value of a table (`[sync]` `remote = …`), and its variable joins the parts with `_`.
     pub(super) fn raw(&self, key: &str) -> Option<String> {
-        if let Some(v) = std::env::var(format!("MEM_{}", key.to_ascii_uppercase()))
-            .ok()
-            .filter(|v| !v.is_empty())
-        {
+        if let Some(v) = std::env::var(var_of(key)).ok().filter(|v| !v.is_empty()) {
             return Some(v);
         }
-        match self.table.get(key)? {
+        let mut parts = key.split('.');
+        let mut value = self.table.get(parts.next()?)?;
+        for p in parts {
+            value = value.as_table()?.get(p)?;
+        }
+        match value {
             toml::Value::String(s) => Some(s.clone()),
             toml::Value::Integer(i) => Some(i.to_string()),
             toml::Value::Float(f) => Some(f.to_string()),
@@ -105,7 +114,7 @@ impl Config {
     /// Reports a setting whose value is unusable: a usage error naming it and its variable, or
     /// in a hook a log line (the caller then uses the default: a hook never fails on settings).
     pub(super) fn invalid(&self, key: &str, msg: &str) -> Result<()> {
-        let msg = format!("{key} (MEM_{}): {msg}", key.to_ascii_uppercase());
+        let msg = format!("{key} ({}): {msg}", var_of(key));
         match HOOK.get() {
             Some(prog) => {
                 crate::log::log_line(

@@ -30,10 +30,13 @@ pub struct Learning {
     pub replaced_by: Option<i64>,
     pub created_at: String,
     pub updated_at: String,
+    /// Who a learning taken from the sync remote came from (their `sync.name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 const COLUMNS: &str = "id, project, content, category, confidence, times_seen, source_sessions, \
-    evidence, is_manual, is_active, replaced_by, created_at, updated_at";
+    evidence, is_manual, is_active, replaced_by, created_at, updated_at, origin";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<Learning> {
     let id: i64 = r.get(0)?;
@@ -52,6 +55,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<Learning> {
         replaced_by: r.get(10)?,
         created_at: r.get(11)?,
         updated_at: r.get(12)?,
+        origin: r.get(13)?,
     })
 }
 
@@ -199,11 +203,12 @@ pub struct DueSession {
 }
 
 /// Summarised sessions not learned from since their last summary, oldest first (`only`: that
-/// session alone, learned or not).
+/// session alone, learned or not). Sessions taken from the sync remote are left out: their
+/// learnings come with them from the machine that learned them.
 pub fn due(conn: &Connection, only: Option<&str>) -> Result<Vec<DueSession>> {
     let mut st = conn.prepare(
         "SELECT session_id, project, summary, coalesce(summary_obs_id, 0) FROM sessions
-         WHERE summary IS NOT NULL
+         WHERE summary IS NOT NULL AND origin IS NULL
            AND (CASE WHEN ?1 IS NULL
                      THEN learned_at IS NULL OR coalesce(summary_obs_id, 0) > coalesce(learned_obs_id, 0)
                      ELSE session_id = ?1 END)

@@ -20,6 +20,7 @@ pub mod report;
 pub mod retention;
 pub mod sessions;
 pub mod stats;
+pub mod sync;
 pub mod words;
 
 use std::cell::Cell;

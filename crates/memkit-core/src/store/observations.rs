@@ -129,14 +129,14 @@ pub fn recent_titles(
 /// The columns [`from_row`] reads.
 pub const COLS: &str = "id, session_id, project, type, title, summary, detail, facts, concepts,
     tags, files_read, files_modified, functions_changed, tokens_raw, tokens_compressed,
-    is_manual, created_at, external_id";
+    is_manual, created_at, external_id, origin";
 
 /// [`COLS`] with the long columns (detail, facts, concepts, functions changed) read as empty:
 /// what ranking and filtering a search's candidates needs, without copying and parsing what
 /// only the hits shown print.
 pub const BRIEF_COLS: &str = "id, session_id, project, type, title, summary, NULL, '[]', '[]',
     tags, files_read, files_modified, '[]', tokens_raw, tokens_compressed,
-    is_manual, created_at, external_id";
+    is_manual, created_at, external_id, origin";
 
 /// An observation row selected with [`COLS`] (or [`BRIEF_COLS`]) as its record.
 pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
@@ -159,6 +159,7 @@ pub fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Observation> {
         is_manual: r.get::<_, i64>(15)? != 0,
         created_at: r.get(16)?,
         external_id: r.get(17)?,
+        origin: r.get(18)?,
         ..Default::default()
     })
 }

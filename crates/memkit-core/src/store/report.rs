@@ -75,6 +75,9 @@ pub struct SessionRow {
     pub observations: i64,
     /// Files its observations modified, in the order first seen.
     pub files_modified: Vec<String>,
+    /// Who a session taken from the sync remote came from (their `sync.name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 crate::record!(SessionRow = "session");
 
@@ -108,7 +111,8 @@ fn session_rows(
                 (SELECT count(*) FROM observations o WHERE o.session_id = s.session_id),
                 (SELECT json_group_array(files_modified) FROM
                    (SELECT files_modified FROM observations o
-                    WHERE o.session_id = s.session_id AND files_modified != '[]' ORDER BY id))
+                    WHERE o.session_id = s.session_id AND files_modified != '[]' ORDER BY id)),
+                s.origin
          FROM sessions s WHERE 1{cond}
          ORDER BY {SESSION_TIME} DESC, s.rowid DESC LIMIT ?"
     ))?;
@@ -141,6 +145,7 @@ fn session_rows(
             summary: r.get(8)?,
             observations: r.get(9)?,
             files_modified: files,
+            origin: r.get(11)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -309,6 +309,42 @@ CREATE TABLE word_vectors (
     PRIMARY KEY (model, dim, word)
 ) WITHOUT ROWID;
 "#,
+    // 14 (sync): where an imported memory came from (the sync.name of the machine that wrote
+    // it; NULL for this machine's own), what this database put on the sync remote (one row per
+    // record shared, by its global id, with the hash of what was last written), what it took
+    // from there (global id to local row, with what became of it), and how far each file of
+    // the remote was read. Files there only grow, so a byte offset is a complete bookmark.
+    r#"
+ALTER TABLE observations ADD COLUMN origin TEXT;
+ALTER TABLE sessions ADD COLUMN origin TEXT;
+ALTER TABLE learnings ADD COLUMN origin TEXT;
+CREATE TABLE sync_exported (
+    gid     TEXT PRIMARY KEY,
+    kind    TEXT NOT NULL CHECK (kind IN ('observation','session','learning')),
+    local   TEXT NOT NULL,
+    born    TEXT NOT NULL,
+    project TEXT NOT NULL,
+    stamp   TEXT,
+    hash    TEXT,
+    held    TEXT,
+    UNIQUE (kind, local)
+);
+CREATE TABLE sync_imported (
+    gid    TEXT PRIMARY KEY,
+    kind   TEXT NOT NULL CHECK (kind IN ('observation','session','learning')),
+    local  TEXT,
+    origin TEXT NOT NULL,
+    name   TEXT NOT NULL,
+    hash   TEXT,
+    state  TEXT NOT NULL DEFAULT 'live' CHECK (state IN ('live','hidden','forgotten'))
+);
+CREATE INDEX sync_imported_local ON sync_imported(kind, local);
+CREATE TABLE sync_files (
+    path  TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL,
+    lines INTEGER NOT NULL
+);
+"#,
 ];
 
 // Vectors are stored as little-endian f32 values, `dim` of them, L2-normalised; session

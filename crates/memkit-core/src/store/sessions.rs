@@ -126,10 +126,12 @@ pub struct Summary {
     pub key_decisions: Vec<String>,
     /// When it ended, else its last activity, else its start ('' when none is known).
     pub at: String,
+    /// Who a session taken from the sync remote came from (their `sync.name`).
+    pub origin: Option<String>,
 }
 
 const SUMMARY_COLS: &str = "rowid, session_id, project, title, summary, key_files, key_decisions,
-    coalesce(ended_at, last_activity_at, started_at, '')";
+    coalesce(ended_at, last_activity_at, started_at, ''), origin";
 
 fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<Summary> {
     Ok(Summary {
@@ -141,6 +143,7 @@ fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<Summary> {
         key_files: super::parse_list(r.get(5)?),
         key_decisions: super::parse_list(r.get(6)?),
         at: r.get(7)?,
+        origin: r.get(8)?,
     })
 }
 
@@ -232,6 +235,8 @@ pub struct Recent {
     pub summary: Option<String>,
     /// When it ended, else its last activity, else its start.
     pub at: Option<String>,
+    /// Who a session taken from the sync remote came from.
+    pub origin: Option<String>,
 }
 
 /// The latest `limit` sessions of a project other than `except`
@@ -243,7 +248,7 @@ pub fn latest_of_project(
     limit: usize,
 ) -> Result<Vec<Recent>> {
     let mut st = conn.prepare(
-        "SELECT title, summary, coalesce(ended_at, last_activity_at, started_at) AS t
+        "SELECT title, summary, coalesce(ended_at, last_activity_at, started_at) AS t, origin
          FROM sessions
          WHERE project = ?1 AND session_id != ?2
            AND (coalesce(summary, '') != '' OR coalesce(title, '') != '')
@@ -256,6 +261,7 @@ pub fn latest_of_project(
             title: r.get(0)?,
             summary: r.get(1)?,
             at: r.get(2)?,
+            origin: r.get(3)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -272,11 +278,12 @@ pub fn latest_ids(conn: &Connection, project: &str, limit: usize) -> Result<Vec<
 }
 
 /// Sessions that need a (new) summary: stopped or ended, nothing of theirs pending, and no
-/// summary yet or observations newer than it. Most recently active first.
+/// summary yet or observations newer than it. Most recently active first. A session taken
+/// from the sync remote came with its summary and is never summarised here.
 pub fn due_for_summary(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT s.session_id FROM sessions s
-         WHERE (s.status = 'ended'
+         WHERE s.origin IS NULL AND (s.status = 'ended'
                 OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id AND q.event = 'Stop'))
            AND NOT EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id
                            AND q.status IN ('raw', 'processing'))

@@ -30,6 +30,8 @@ pub struct Doc {
     pub files: Vec<String>,
     /// An imported note's own id.
     pub external_id: Option<String>,
+    /// Who a memory taken from the sync remote came from (their `sync.name`).
+    pub origin: Option<String>,
 }
 
 /// Parses a stored timestamp into epoch milliseconds (0 when unparseable).
@@ -79,6 +81,7 @@ impl Doc {
             files,
             created_ms: time_ms(o.created_at.as_deref().unwrap_or("")),
             external_id: o.external_id,
+            origin: o.origin,
         }
     }
 
@@ -109,6 +112,7 @@ impl Doc {
             files: s.key_files,
             created_ms: time_ms(&s.at),
             external_id: None,
+            origin: s.origin,
         }
     }
 }
@@ -135,6 +139,7 @@ impl Doc {
             files: vec![],
             created_ms: time_ms(&l.updated_at),
             external_id: None,
+            origin: l.origin,
         }
     }
 }

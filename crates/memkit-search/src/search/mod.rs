@@ -1053,6 +1053,7 @@ fn make_hit(d: &Doc, rank: usize, score: f64, mode: &str, req: &Request, e: Expl
         kind: d.kind.clone(),
         title: d.title.clone(),
         external_id: d.external_id.clone(),
+        origin: d.origin.clone(),
         line: req.probe.then(|| one_line(&d.summary, 120)),
         session_id: if full { d.session_id.clone() } else { None },
         summary: full.then(|| d.summary.clone()),

@@ -56,4 +56,28 @@ database was busy (spool/) that match go too, so the next hook cannot store them
 observations, captures (payloads), session titles and summaries, learnings, event_log rows and the
 function map, comparing ASCII letters in any case. Exit status 1 when nothing matched. Logs under $MEM_HOME/logs/ and Claude Code's own
 transcripts are not touched.
+
+mem sync shares memories through a git remote, no server: it exports this machine's new
+observations, session summaries, learnings and notes of the projects sync.projects opts in to
+sync.remote, then imports everyone else's. It keeps a working clone in $MEM_HOME/sync and drives
+the system git with the user's own credentials and config (where git has no identity, it commits as
+"memkit NAME"). A project is keyed by what its clones share: its normalised origin URL, else its
+root commit; a directory that is no git repository is never shared. Each machine appends only to
+its own files, KEY/NAME/YYYY-MM.jsonl, one "memory" record a line: a put (a newer put of the same
+global id supersedes it) or a forget (a tombstone); nothing is rewritten, so git never has a
+conflict to solve, and a push that races another is rebased and tried again. Global ids (the
+database's id and the row's) make an import idempotent and keep a record from coming back to its
+origin. Each record is redacted again by the current redactor as it leaves; one in which the
+redactor still finds something is held back and named (mem-redact rewrites it, then it goes).
+Raw captures, tool responses, the queue and vectors never leave: each machine embeds what it
+imports with its own model. Imported memories are searched, listed at SessionStart and per prompt,
+in mem-mcp and mem-report like local ones, each labelled [from: NAME]. mem forget of one of this
+machine's records sends a tombstone at the next sync; forgetting an imported record hides it here
+only, and says so. A remote line that is malformed or from a newer memkit is skipped, counted
+(skipped) and named on stderr. It prints one sync record: exported, forgotten (tombstones
+written), imported, removed (imported records their origin forgot), commits, held_back, skipped.
+--dry-run prints one sync_item record per record that would leave (held-back ones too), reading
+the store alone; --status the last sync, what is pending, the shared projects and the machines on
+the remote. With sync.remote set, mem pipeline runs a sync as its last stage at most every
+sync.interval minutes; a remote that cannot be reached is logged once and tried again each interval.
 "#;

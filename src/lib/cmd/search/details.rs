@@ -65,7 +65,8 @@ warning; --rerank without a usable model is an error.
 
 Filters: --project (default: the project of the current directory, as capture resolves it:
 CLAUDE_PROJECT_DIR, else the cwd's git root), --projects, --all-projects (hits from another project
-than the current one carry other_project: true and their project); --type; --tags (a tag also
+than the current one carry other_project: true and their project; a memory mem sync took from
+another machine carries origin, that machine's sync.name); --type; --tags (a tag also
 matches the known tags it is a prefix of and those whose embedding cosine with it is at least 0.75,
 MEM_SEARCH_TAG_SIMILARITY); --after/--before (an ISO date covers the whole UTC day, so a memory of
 2026-02-21T14:30 is found by both --after 2026-02-21 and --before 2026-02-21; a datetime is exact;
