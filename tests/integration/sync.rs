@@ -59,6 +59,19 @@ impl World {
         p
     }
 
+    /// A clone of the bare repository `bare` (made when missing) at `rel`: its origin is the
+    /// bare repository's path.
+    fn clone_of(&self, bare: &str, rel: &str) -> PathBuf {
+        let b = self.dir.path().join(bare);
+        if !b.exists() {
+            git(self.dir.path(), &["init", "-q", "--bare", bare]);
+        }
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        git(self.dir.path(), &["clone", "-q", b.to_str().unwrap(), rel]);
+        p
+    }
+
     /// A machine: its own data home, named `name`, sharing the projects `shared` names.
     fn machine(&self, name: &str, shared: &str) -> Env {
         Env::new()
@@ -342,6 +355,35 @@ fn a_project_cloned_at_two_paths_shares_its_memories_labelled_and_nothing_else()
 }
 
 #[test]
+fn a_clone_never_worked_in_receives_its_memories_when_synced_from_it() {
+    let w = World::new();
+    let app_a = w.clone_of("project.git", "a/app");
+    let app_b = w.clone_of("project.git", "b/app");
+    let a = w.machine("laptop", app_a.to_str().unwrap());
+    // B shares nothing and its store knows no project.
+    let b = w.machine("desktop", "");
+    notes(&a, &app_a, &["Tag releases from the release branch only"]);
+    sync(&a);
+    let out = b
+        .cmd("mem")
+        .arg("sync")
+        .current_dir(&app_b)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(jsonl(&out)[0]["imported"], 1, "{}", show(&out));
+    let out = b
+        .cmd("mem-search")
+        .args(["release branch", "--format", "jsonl"])
+        .current_dir(&app_b)
+        .output()
+        .unwrap();
+    let hits = jsonl(&out);
+    assert_eq!(hits[0]["origin"], "laptop", "{}", show(&out));
+    assert!(session_start(&b, &app_b).contains("[from: laptop] Tag releases"));
+}
+
+#[test]
 fn a_secret_an_older_redactor_left_is_held_back_and_named() {
     let w = World::new();
     let app = w.checkout("a/app", ORIGIN_SSH);
@@ -392,9 +434,10 @@ fn a_secret_an_older_redactor_left_is_held_back_and_named() {
 
 #[test]
 fn forgetting_propagates_as_a_tombstone_and_an_imported_forget_stays_here() {
+    // Real clones of one repository at two paths: their origin is its path.
     let w = World::new();
-    let app_a = w.checkout("a/app", ORIGIN_SSH);
-    let app_b = w.checkout("b/app", ORIGIN_HTTPS);
+    let app_a = w.clone_of("project.git", "a/app");
+    let app_b = w.clone_of("project.git", "b/work/app-copy");
     let a = w.machine("laptop", app_a.to_str().unwrap());
     let b = w.machine("desktop", app_b.to_str().unwrap());
     notes(

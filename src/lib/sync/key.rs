@@ -248,6 +248,29 @@ mod tests {
     }
 
     #[test]
+    fn a_glob_names_the_repositories_it_matches() {
+        let t = tempfile::tempdir().unwrap();
+        for d in [
+            "code/app/.git",
+            "code/lib/.git",
+            "code/notes",
+            "code/app/sub/.git",
+        ] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        let pattern = format!("{}/code/*", t.path().display());
+        let (globs, _) = crate::capture::ProjectGlobs::new(std::slice::from_ref(&pattern), "t");
+        let found = expand(&pattern, &|d: &Path| globs.matches_path(d));
+        assert_eq!(
+            found,
+            [t.path().join("code/app"), t.path().join("code/lib")]
+        );
+        let plain = t.path().join("code/notes");
+        assert_eq!(expand(plain.to_str().unwrap(), &|_: &Path| false), [plain]);
+        assert!(expand("/no/such/dir", &|_: &Path| true).is_empty());
+    }
+
+    #[test]
     fn names_are_file_names() {
         assert_eq!(name("Alice's laptop"), "Alice-s-laptop");
         assert_eq!(name(".hidden"), "_.hidden");

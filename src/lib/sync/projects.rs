@@ -1,7 +1,7 @@
 //! Which projects take part: those `sync.projects` opts in (what may leave this machine), and
 //! every project known here by its key (where what others shared of it lands). A project is
-//! known from the store, or as a directory `sync.projects` names, so that a clone never worked
-//! in here yet still receives its memories.
+//! known from the store, as a directory `sync.projects` names, or as the one mem sync runs in,
+//! so that a clone never worked in here yet still receives its memories.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,9 +37,15 @@ impl Projects {
         }
         let mut roots: Vec<String> = projects::roots(conn)?;
         roots.sort();
-        // Directories the patterns name here, after the stored roots (a stored project keeps
-        // its place when two clones share a key).
+        // Directories the patterns name here, and the project mem sync runs in, after the
+        // stored roots (a stored project keeps its place when two clones share a key).
         let mut named = Vec::new();
+        if let Some(dir) = project::current_dir() {
+            let root = project::identify(&dir).root;
+            if !roots.contains(&root) {
+                named.push(root);
+            }
+        }
         for p in &patterns {
             let p = crate::capture::expand_home(p);
             for dir in key::expand(&p, &|d: &Path| globs.matches_path(d)) {
