@@ -15,10 +15,13 @@ use std::time::{Duration, Instant};
 use crate::{Error, Home, Result, programs};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
+/// mem-index runs before mem-embed too: what was just compressed is searchable by its words
+/// while the embedding works on (its budget, a backlog), and again after for the vectors.
 pub const STAGES: &[&str] = &[
     "mem-compress",
     "mem-ast",
     "mem-learn",
+    "mem-index",
     "mem-embed",
     "mem-index",
 ];
