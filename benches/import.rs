@@ -10,7 +10,7 @@
 //! history imported into a fresh home and worked by `mem pipeline` runs as the hooks start
 //! them (MEM_EMBED_BUDGET_S = MEMKIT_BENCH_EMBED_BUDGET_S, default 60), back to back for at most
 //! MEMKIT_BENCH_BACKLOG_S (default 1800) while the hooks run beside them, then drained; see
-//! [`first_day`].
+//! [`first_day`]. MEMKIT_BENCH_IMPORT_STAGES=0 runs the first day alone.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -132,7 +132,9 @@ fn main() {
     for home in [&whole, &killed] {
         std::fs::create_dir_all(home).unwrap();
     }
-    for stage in &stages {
+    // MEMKIT_BENCH_IMPORT_STAGES=0: the first day only.
+    let by_stage = std::env::var("MEMKIT_BENCH_IMPORT_STAGES").map_or(true, |v| v != "0");
+    for stage in stages.iter().filter(|_| by_stage) {
         let args: Vec<&str> = stage.args.iter().map(String::as_str).collect();
         let (ms, rss, code) = common::timed(stage_cmd(&whole, stage.tool, &args), None);
         assert!(code == 0, "{} failed (exit {code})", stage.tool);
@@ -251,7 +253,9 @@ fn main() {
             println!("index: the two homes give the same hits for 3 queries");
         }
     }
-    if let Ok(qwen) = std::env::var("MEMKIT_BENCH_QWEN") {
+    if let Ok(qwen) = std::env::var("MEMKIT_BENCH_QWEN")
+        && by_stage
+    {
         qwen_throughput(&whole, Path::new(&qwen));
     }
     let budget: f64 = std::env::var("MEMKIT_BENCH_EMBED_BUDGET_S")
@@ -556,7 +560,8 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
             |r| r.get(0),
         )
         .unwrap();
-    // Idle: 30 rounds now (after 5 to warm the page cache) and 30 once the backlog is drained.
+    // Idle: 30 rounds now (after 5 to warm the page cache), 5 between two runs and 30 once the
+    // backlog is drained.
     let mut idle: [Vec<f64>; 3] = Default::default();
     let idle_rounds = |idle: &mut [Vec<f64>; 3], from: usize| {
         for round in from..from + 35 {
@@ -610,6 +615,14 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
         }
         holds.push(started.elapsed().as_secs_f64());
         child = None;
+        // Idle rounds between two runs: a baseline from the same minutes of a shared machine.
+        for _ in 0..5 {
+            round += 1;
+            let files = hook_payloads(&home, &project, &prompt, round);
+            for (k, ms) in hook_round(&home, &files).into_iter().enumerate() {
+                idle[k].push(ms);
+            }
+        }
         if newest_s.is_none() && newest_have_vectors(&home, want_newest) {
             newest_s = Some(t0.elapsed().as_secs_f64());
         }

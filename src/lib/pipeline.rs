@@ -16,10 +16,13 @@ use std::time::{Duration, Instant};
 use crate::{Error, Home, Result, programs};
 
 /// The stages in the order they run. Only mem-compress is required; the others run when found.
+/// mem-index runs before mem-embed too: what was just compressed is searchable by its words
+/// while the embedding works on (its budget, a backlog), and again after for the vectors.
 pub const STAGES: &[&str] = &[
     "mem-compress",
     "mem-ast",
     "mem-learn",
+    "mem-index",
     "mem-embed",
     "mem-index",
 ];
@@ -473,16 +476,21 @@ pub fn run_here(
     };
     let cfg =
         crate::config::Config::load(home).unwrap_or_else(|_| crate::config::Config::env_only(home));
-    let opts = Options {
-        budget: match drain {
-            true => None,
-            false => Some(Duration::from_secs_f64(
-                crate::config::EMBED_BUDGET_S.get(&cfg)?,
-            )),
-        },
-        show_progress: progress,
+    // A bad budget is an error the log tells too (a detached run has no one else to tell).
+    let budget = match drain {
+        true => Ok(None),
+        false => crate::config::EMBED_BUDGET_S
+            .get(&cfg)
+            .map(|s| Some(Duration::from_secs_f64(s))),
     };
-    match stages(&tool_dirs(home)).and_then(|s| run(home, &s, opts, &mut report)) {
+    let ran = budget.and_then(|budget| {
+        let opts = Options {
+            budget,
+            show_progress: progress,
+        };
+        stages(&tool_dirs(home)).and_then(|s| run(home, &s, opts, &mut report))
+    });
+    match ran {
         Ok(Ran::Busy) => Ok(false),
         Ok(Ran::Done { failed, .. }) if failed.is_empty() => Ok(true),
         Ok(Ran::Done { failed, .. }) => {

@@ -60,6 +60,7 @@ fn assert_no_crash(out: &std::process::Output, what: &str) {
 const SETTING_USERS: &[(&str, &[&str])] = &[
     ("embed_dim", &["mem-embed"]),
     ("embed_cache_days", &["mem-embed"]),
+    ("embed_budget_s", &["mem", "pipeline"]),
     ("raw_response_days", &["mem-compress"]),
     ("llm_daily_tokens", &["mem-compress"]),
     ("llm_prompt_tokens", &["mem-compress"]),

@@ -202,9 +202,11 @@ pub struct DueSession {
     pub summary_obs_id: i64,
 }
 
-/// Summarised sessions not learned from since their last summary, oldest first (`only`: that
-/// session alone, learned or not). Sessions taken from the sync remote are left out: their
-/// learnings come with them from the machine that learned them.
+/// Summarised sessions not learned from since their last summary, the least recently active
+/// first, whatever order their summaries were written in (the latest first, see
+/// `sessions::due_for_summary`): a later session confirms or contradicts an earlier one
+/// (`only`: that session alone, learned or not). Sessions taken from the sync remote are left
+/// out: their learnings come with them from the machine that learned them.
 pub fn due(conn: &Connection, only: Option<&str>) -> Result<Vec<DueSession>> {
     let mut st = conn.prepare(
         "SELECT session_id, project, summary, coalesce(summary_obs_id, 0) FROM sessions
@@ -212,7 +214,7 @@ pub fn due(conn: &Connection, only: Option<&str>) -> Result<Vec<DueSession>> {
            AND (CASE WHEN ?1 IS NULL
                      THEN learned_at IS NULL OR coalesce(summary_obs_id, 0) > coalesce(learned_obs_id, 0)
                      ELSE session_id = ?1 END)
-         ORDER BY coalesce(summarized_at, last_activity_at), session_id",
+         ORDER BY coalesce(last_activity_at, summarized_at), session_id",
     )?;
     let rows = st.query_map([only], |r| {
         Ok(DueSession {

@@ -5,7 +5,8 @@ mem TOOL ARGS runs mem-TOOL ARGS, found beside the mem binary first, then on PAT
 is the tool's.
 
 mem pipeline runs the background stages in order, mem-compress (required), mem-ast, mem-learn,
-mem-embed and mem-index (and mem-prune once a day; first, when the stored texts were redacted by an
+mem-index, mem-embed and mem-index again (what was compressed is searchable by its words before
+the embedding starts; and mem-prune once a day; first, when the stored texts were redacted by an
 older redactor than this memkit's, what mem-redact does), each found in the directory mem was run from, else in MEM_BIN_DIR, else on PATH; it repeats them
 until mem-compress --check finds nothing left (at most 20 rounds), then checkpoints the WAL into
 mem.db. A run holds the lock for MEM_EMBED_BUDGET_S (60) at most, plus the batch then running and
