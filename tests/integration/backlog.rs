@@ -128,6 +128,48 @@ fn a_run_stopped_at_its_budget_embeds_the_newest_and_the_next_goes_on_embedding_
     assert_eq!(env.count("SELECT count(*) FROM embeddings"), 80);
 }
 
+#[test]
+fn a_backlog_run_killed_mid_way_is_resumed_newest_first_embedding_nothing_twice() {
+    let env = env();
+    old_notes(&env, 3000);
+    env.ok("mem-compress", &["-q"], b"");
+    let mut child = env
+        .cmd("mem-embed")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed hard once its first transaction of vectors is in, as a machine put to sleep or an
+    // OOM killer would.
+    let embedded = || env.count("SELECT count(*) FROM embeddings WHERE owner_kind = 'observation'");
+    for _ in 0..1000 {
+        if embedded() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let killed = the_newest(&env);
+    assert!(
+        (1..3000).contains(&killed),
+        "killed mid-way: {killed} of 3000 with a vector"
+    );
+
+    // The next run, within a budget, goes on with the next newest.
+    let c = counts(&env.ok("mem-embed", &["--budget", "0"], b""));
+    let next = the_newest(&env);
+    assert!(next > killed, "{c}");
+    assert_eq!(n(&c, "up_to_date"), killed as i64, "{c}");
+    assert_eq!(n(&c, "embedded"), (next - killed) as i64, "{c}");
+    // And the rest; each text has one cache entry and one vector.
+    let c = counts(&env.ok("mem-embed", &[], b""));
+    assert_eq!(n(&c, "embedded"), 3000 - next as i64, "{c}");
+    assert_eq!(the_newest(&env), 3000);
+    assert_eq!(env.count("SELECT count(*) FROM embedding_cache"), 3000);
+    assert_eq!(env.count("SELECT count(*) FROM embeddings"), 3000);
+}
+
 /// The additionalContext SessionStart gives this project ("" when nothing).
 fn session_start(env: &Env) -> String {
     let out = env.ok(
