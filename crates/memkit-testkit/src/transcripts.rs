@@ -23,6 +23,31 @@ static AGENT: LazyLock<Regex> =
 static TIMESTAMP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""timestamp":"([0-9T:.+-]+Z?)""#).unwrap());
 static CWD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""cwd":"[^"]*""#).unwrap());
+/// The strings people and tools wrote (messages, results, prompts): a replica's own wording.
+static PROSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""(text|content|description|prompt|thinking)":"((?:[^"\\]|\\.)*)""#).unwrap()
+});
+/// A JSON escape (kept whole) or a word that [`reworded`] may change.
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\.|[a-z]{5,}").unwrap());
+
+/// A replica's wording of one string of JSON: about a third of its words of five letters or
+/// more, the same ones wherever the replica uses them, end in two letters of its own. Without
+/// it every replica would repeat the fixtures' texts to the letter, and an embedding cache
+/// would make a history of thousands of sessions cost the model a few dozen texts.
+fn reworded(text: &str, key: u64) -> String {
+    WORD.replace_all(text, |c: &Captures| {
+        let w = &c[0];
+        let h = fnv(w.as_bytes()) ^ key;
+        let h = h.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        if w.starts_with('\\') || !(h >> 32).is_multiple_of(3) {
+            return w.to_string();
+        }
+        let a = (b'a' + (h % 26) as u8) as char;
+        let b = (b'a' + ((h >> 8) % 26) as u8) as char;
+        format!("{w}{a}{b}")
+    })
+    .into_owned()
+}
 
 /// What [`history`] wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,8 +59,8 @@ pub struct History {
 
 /// Writes at least `bytes` of transcripts under `out` in `~/.claude/projects` layout (one
 /// folder per project, subagent folders kept): every `.jsonl` under `src` copied once per
-/// replica, each replica with its own session, message and tool ids (derived from `seed`, so
-/// the same call writes the same files), its own project (one of `projects`) and its dates
+/// replica, each replica with its own session, message and tool ids and its own wording (derived
+/// from `seed`, so the same call writes the same files), its own project (one of `projects`) and its dates
 /// moved so that the replicas spread evenly over the `days` that end `days_ago` days before the
 /// fixtures' own dates.
 pub fn history(
@@ -125,6 +150,10 @@ pub fn history(
                 }
             });
             let body = CWD.replace_all(&body, format!(r#""cwd":"{cwd}""#).as_str());
+            let key = seed ^ (r as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+            let body = PROSE.replace_all(&body, |c: &Captures| {
+                format!(r#""{}":"{}""#, &c[1], reworded(&c[2], key))
+            });
             let rel = UUID
                 .replace_all(&rel.to_string_lossy(), &mut ids)
                 .into_owned();
@@ -182,6 +211,25 @@ mod tests {
             let other = b.join(n.strip_prefix(&a).unwrap());
             assert_eq!(std::fs::read(n).unwrap(), std::fs::read(other).unwrap());
         }
+        // Every line is still JSON, and the replicas word the same messages differently.
+        let mut texts: HashMap<String, usize> = HashMap::new();
+        for n in &names {
+            for line in std::fs::read_to_string(n).unwrap().lines() {
+                let v: serde_json::Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: {e}: {line}", n.display()));
+                for block in v["message"]["content"].as_array().into_iter().flatten() {
+                    if let Some(t) = block["text"].as_str().filter(|t| t.len() > 40) {
+                        *texts.entry(t.to_string()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let repeated = texts.values().filter(|&&k| k > 1).count();
+        assert!(
+            !texts.is_empty() && repeated * 10 < texts.len(),
+            "{repeated} of {} texts repeated",
+            texts.len()
+        );
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::{Io, Outcome};
 use crate::config::{self, Config};
@@ -91,19 +90,6 @@ pub fn run(io: &mut Io) -> Result<Outcome> {
         hooks,
         problems,
     };
-    match io.format() {
-        crate::cli::Format::Jsonl | crate::cli::Format::Json => io.document(&s)?,
-        _ => {
-            let v = serde_json::to_value(&s)?;
-            let rows: Vec<Value> = v
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| !matches!(k.as_str(), "type" | "v"))
-                .map(|(k, v)| serde_json::json!({"what": k, "value": v}))
-                .collect();
-            io.listing(&rows, &["what", "value"])?;
-        }
-    }
+    io.figures(&s)?;
     Ok(Outcome::Ok)
 }

@@ -2,7 +2,7 @@
 //! `--status` where things stand.
 
 use crate::Result;
-use crate::cli::{Format, Io, Outcome};
+use crate::cli::{Io, Outcome};
 use crate::config::{self, Config};
 
 #[derive(Debug, clap::Args)]
@@ -25,20 +25,7 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<Outcome> {
         let Some(s) = crate::sync::status(&cfg)? else {
             return Ok(io.no_memories(&cfg.home.db()));
         };
-        match io.format() {
-            Format::Jsonl | Format::Json => io.document(&s)?,
-            _ => {
-                let v = serde_json::to_value(&s)?;
-                let rows: Vec<serde_json::Value> = v
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .filter(|(k, _)| !matches!(k.as_str(), "type" | "v"))
-                    .map(|(k, v)| serde_json::json!({"what": k, "value": v}))
-                    .collect();
-                io.listing(&rows, &["what", "value"])?;
-            }
-        }
+        io.figures(&s)?;
         return Ok(Outcome::Ok);
     }
     if args.dry_run {

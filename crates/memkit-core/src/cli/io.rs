@@ -254,6 +254,23 @@ impl Io {
         }
     }
 
+    /// Writes one record of named figures (mem status, mem sync --status): the document in
+    /// JSON, else a table of what and value, a row a field.
+    pub fn figures<T: Serialize>(&mut self, rec: &T) -> Result<()> {
+        if matches!(self.format(), Format::Jsonl | Format::Json) {
+            return self.document(rec);
+        }
+        let v = serde_json::to_value(rec)?;
+        let rows: Vec<serde_json::Value> = v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !matches!(k.as_str(), "type" | "v"))
+            .map(|(k, v)| serde_json::json!({"what": k, "value": v}))
+            .collect();
+        self.listing(&rows, &["what", "value"])
+    }
+
     /// Ends the output: closes `--format json`'s array (also after an error, so what was
     /// written stays one valid document; a run that failed before writing a record writes
     /// nothing), then flushes.
