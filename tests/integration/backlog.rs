@@ -191,6 +191,22 @@ fn session_start(env: &Env) -> String {
         .to_string()
 }
 
+/// `mem-search --explain` in the project, as JSON Lines (the share of vectors on stderr).
+fn explained(env: &Env, query: &str) -> std::process::Output {
+    env.ok(
+        "mem-search",
+        &[
+            "--project",
+            "/tmp/proj",
+            "--format",
+            "jsonl",
+            "--explain",
+            query,
+        ],
+        b"",
+    )
+}
+
 fn status(env: &Env) -> Value {
     serde_json::from_slice(&env.ok("mem", &["status", "--format", "json"], b"").stdout).unwrap()
 }
@@ -236,18 +252,7 @@ fn todays_session_is_searchable_with_vectors_after_one_budgeted_run_and_drain_do
     ));
     assert_eq!(hits[0]["session_id"], "today", "{hits:?}");
     assert_eq!(hits[0]["mode"], "hybrid");
-    let out = env.ok(
-        "mem-search",
-        &[
-            "--project",
-            "/tmp/proj",
-            "--format",
-            "jsonl",
-            "--explain",
-            "red blue green",
-        ],
-        b"",
-    );
+    let out = explained(&env, "red blue green");
     let hits = jsonl(&out);
     let note: String = env.value("SELECT title FROM observations WHERE external_id = 'n0'");
     assert!(
@@ -312,18 +317,7 @@ fn todays_session_is_searchable_with_vectors_after_one_budgeted_run_and_drain_do
         0
     );
     assert!(status(&env)["embedding_backlog"].is_null());
-    let out = env.ok(
-        "mem-search",
-        &[
-            "--project",
-            "/tmp/proj",
-            "--format",
-            "jsonl",
-            "--explain",
-            "red blue",
-        ],
-        b"",
-    );
+    let out = explained(&env, "red blue");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("records have a vector"));
     crate::pipeline::wait_idle(&env);
 }

@@ -40,8 +40,9 @@ pub struct LlmDay {
 pub struct Backlog {
     /// Observations without a vector of the model in use.
     pub observations: u64,
-    /// Texts mem-embed embedded a second with that model on this machine, lately
-    /// (`embed::store::rate`); none before a run has said.
+    /// Observations of the backlog embedded a second with that model on this machine: its
+    /// characters a second lately (`embed::store::rate`) over the backlog's characters per
+    /// observation; none before a run has said.
     pub per_second: Option<f64>,
     /// The backlog's embedding time at that rate, in seconds, and in words.
     pub eta_seconds: Option<u64>,
@@ -53,9 +54,18 @@ pub struct Backlog {
 }
 
 impl Backlog {
-    fn of(conn: &Connection, cfg: &Config, model: &str, dim: usize, n: u64) -> Result<Backlog> {
-        let per_second = memkit_search::embed::store::rate(conn, model, dim)?;
-        let eta = per_second.map(|r| (n as f64 / r).ceil() as u64);
+    fn of(
+        conn: &Connection,
+        cfg: &Config,
+        model: &str,
+        dim: Option<usize>,
+        n: u64,
+    ) -> Result<Backlog> {
+        let chars = stats::embedding_backlog_chars(conn, model, dim)?;
+        let secs = memkit_search::embed::store::rate(conn, model, dim.unwrap_or(0))?
+            .map(|r| (chars as f64 / r).max(1.0));
+        let per_second = secs.map(|s| n as f64 / s);
+        let eta = secs.map(|s| s.ceil() as u64);
         let budget = config::EMBED_BUDGET_S.get(cfg)?;
         Ok(Backlog {
             observations: n,
@@ -186,14 +196,14 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
         Some((model, dim)) => {
             let n = stats::without_embedding(conn, &model, Some(dim))?;
             let backlog = (n > 0)
-                .then(|| Backlog::of(conn, cfg, &model, dim, n))
+                .then(|| Backlog::of(conn, cfg, &model, Some(dim), n))
                 .transpose()?;
             (Some(format!("{model}/{dim}")), n, backlog)
         }
         None => match &configured {
             Some(m) => {
                 let n = stats::without_embedding(conn, m, None)?;
-                let dim = config::EMBED_DIM.get(cfg)?.unwrap_or(0);
+                let dim = config::EMBED_DIM.get(cfg)?;
                 let backlog = (n > 0)
                     .then(|| Backlog::of(conn, cfg, m, dim, n))
                     .transpose()?;

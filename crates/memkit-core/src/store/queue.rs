@@ -148,6 +148,8 @@ pub fn reclaim_stale(conn: &Connection, stale_after: chrono::Duration) -> Result
 /// last Stop or PreCompact, unless the session ended, the row is a note, or it is older than the
 /// grace time. A turn still in progress is left for the run its Stop triggers; a compaction
 /// makes what came before it due, so the early work is compressed before it is summarised away.
+/// The last turn's end is read from the partial index `pending_turn_ends`, whose WHERE term
+/// the subquery repeats to the letter (else every row of the session is read, for every row).
 const DUE: &str = "q.status = 'raw' AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
     AND (q.event = 'Note' OR q.created_at < ?4
          OR q.created_at <= (SELECT max(b.created_at) FROM pending_queue b
@@ -161,6 +163,16 @@ fn grace_cutoff(now: &str, open_turn: chrono::Duration) -> String {
     (t - open_turn).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+fn claim_sql() -> String {
+    format!(
+        "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
+         WHERE {DUE} AND q.session_id IN (
+             SELECT q.session_id FROM pending_queue q WHERE {DUE}
+             GROUP BY q.session_id ORDER BY max(q.created_at) DESC LIMIT ?3)
+         RETURNING {CAPTURE_COLS}"
+    )
+}
+
 /// Atomically claims (as capture records) the due rows of up to `sessions` sessions (whole
 /// sessions, so a turn is not split between runs; the latest sessions first, so today's work
 /// comes before an imported history) for process `pid`. Run inside an IMMEDIATE transaction: two runs never
@@ -172,14 +184,7 @@ pub fn claim(
     now: &str,
     open_turn: chrono::Duration,
 ) -> Result<Vec<Capture>> {
-    let sql = format!(
-        "UPDATE pending_queue AS q SET status = 'processing', claimed_by = ?1, claimed_at = ?2
-         WHERE {DUE} AND q.session_id IN (
-             SELECT q.session_id FROM pending_queue q WHERE {DUE}
-             GROUP BY q.session_id ORDER BY max(q.created_at) DESC LIMIT ?3)
-         RETURNING {CAPTURE_COLS}"
-    );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare(&claim_sql())?;
     let mut rows: Vec<Capture> = stmt
         .query_map(
             params![
@@ -624,4 +629,58 @@ pub fn requeue_orphan_errors(conn: &Connection) -> Result<usize> {
         ),
         [],
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long session (an afternoon of tool calls) whose last turn is still open: the claim
+    /// takes what its Stop closed and leaves the rest, and finds that Stop through the index
+    /// of turn ends, not by reading every row of the session for every row.
+    #[test]
+    fn a_claim_takes_the_closed_turns_of_a_long_session_by_the_index_of_turn_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = super::super::open(&dir.path().join("mem.db")).unwrap();
+        let now = "2026-12-04T12:00:00.000Z";
+        let row = |i: i64, event: &str| {
+            c.execute(
+                "INSERT INTO pending_queue (session_id, event, tool_name, payload, created_at)
+                 VALUES ('long', ?1, 'Bash', '{}', ?2)",
+                params![
+                    event,
+                    format!("2026-12-04T11:{:02}:{:02}.000Z", i / 60, i % 60)
+                ],
+            )
+            .unwrap();
+        };
+        for i in 0..3000 {
+            row(i, if i == 1999 { "Stop" } else { "PostToolUse" });
+        }
+        for sql in [
+            claim_sql(),
+            format!("SELECT 1 FROM pending_queue q WHERE {DUE}"),
+        ] {
+            let plan: Vec<String> = c
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(params![0, now, 1, "2026-12-04T11:00:00.000Z"], |r| {
+                    r.get::<_, String>(3)
+                })
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert!(
+                plan.iter().any(|p| p.contains("pending_turn_ends")),
+                "{plan:#?}"
+            );
+        }
+        let claimed = claim(&c, 7, 1, now, chrono::Duration::hours(1)).unwrap();
+        assert_eq!(claimed.len(), 2000);
+        assert!(
+            claimed
+                .iter()
+                .all(|r| r.created_at.as_str() <= "2026-12-04T11:33:19.000Z")
+        );
+    }
 }

@@ -220,6 +220,33 @@ pub fn without_embedding(conn: &Connection, model: &str, dim: Option<usize>) -> 
     Ok(n.max(0) as u64)
 }
 
+/// About how many characters of text mem-embed has left for `model`/`dim`: the fields its texts
+/// are made of, of every observation, summarised session and learning without such a vector.
+pub fn embedding_backlog_chars(conn: &Connection, model: &str, dim: Option<usize>) -> Result<u64> {
+    let none = |kind: &str, id: &str| {
+        format!(
+            "NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = '{kind}' AND e.owner_id = {id}
+                AND e.model = ?1 AND (?2 IS NULL OR e.dim = ?2))"
+        )
+    };
+    let n: i64 = conn.query_row(
+        &format!(
+            "SELECT (SELECT coalesce(sum(length(title) + length(summary) + coalesce(length(detail), 0)
+                        + coalesce(length(facts), 0) + coalesce(length(concepts), 0)), 0)
+                     FROM observations o WHERE {})
+                  + (SELECT coalesce(sum(coalesce(length(title), 0) + length(summary)), 0)
+                     FROM sessions s WHERE coalesce(summary, '') != '' AND {})
+                  + (SELECT coalesce(sum(length(content)), 0) FROM learnings l WHERE {})",
+            none("observation", "o.id"),
+            none("session", "s.rowid"),
+            none("learning", "l.id")
+        ),
+        params![model, dim.map(|d| d as i64)],
+        |r| r.get(0),
+    )?;
+    Ok(n.max(0) as u64)
+}
+
 /// The latest `observations.updated_at` and `embeddings.created_at`: the database's last
 /// change of what the indexes hold.
 pub fn last_changes(conn: &Connection) -> Result<(Option<String>, Option<String>)> {

@@ -429,10 +429,13 @@ pub struct Limits {
 /// each run's added to half the runs' before (so the figure follows the machine and the texts
 /// of late, weighted by work done). `mem status` estimates the backlog's time from it.
 pub fn rate_key(model: &str, dim: usize) -> String {
-    format!("embed_rate:{model}:{dim}")
+    format!("embed_chars_rate:{model}:{dim}")
 }
 
-/// Owners embedded per second of model time for (model, dim), as recorded by earlier runs.
+/// Characters of text embedded per second of model time for (model, dim), as recorded by
+/// earlier runs. Characters, not records: a run that embedded short learnings first would
+/// otherwise promise a backlog of long observations ten times too soon (measured on a 1 GB
+/// history with the 0.6B-size graph: 11.9 records a second said, 1.2 done).
 pub fn rate(conn: &Connection, model: &str, dim: usize) -> Result<Option<f64>> {
     Ok(read_rate(conn, &rate_key(model, dim))?
         .filter(|(_, secs)| *secs > 0.0)
@@ -446,21 +449,22 @@ fn read_rate(conn: &Connection, key: &str) -> Result<Option<(f64, f64)>> {
     }))
 }
 
-/// Adds a run's owners and seconds to the recorded rate (see [`rate_key`]).
+/// Adds a run's characters and seconds to the recorded rate (see [`rate_key`]), the older
+/// runs weighing half as much at each.
 fn record_rate(
     conn: &Connection,
     model: &str,
     dim: usize,
-    owners: usize,
+    chars: usize,
     took: Duration,
 ) -> Result<()> {
     // The load is not in `took`: even one batch's time is a fair sample of the rate.
-    if owners == 0 || took.is_zero() {
+    if chars == 0 || took.is_zero() {
         return Ok(());
     }
     let key = rate_key(model, dim);
     let (n, secs) = read_rate(conn, &key)?.unwrap_or((0.0, 0.0));
-    let (n, secs) = (n / 2.0 + owners as f64, secs / 2.0 + took.as_secs_f64());
+    let (n, secs) = (n / 2.0 + chars as f64, secs / 2.0 + took.as_secs_f64());
     store::meta_put(conn, &key, &format!("{n:.1} {secs:.3}"))
 }
 
@@ -626,7 +630,12 @@ pub fn embed_database(
     store(conn, &mut ready, &got, &mut stored)?;
     run.embedding = started.elapsed();
     run.left += stored.iter().filter(|s| !**s).count();
-    record_rate(conn, &m.name, dim, run.embedded, run.embedding)?;
+    let chars = misses
+        .iter()
+        .filter(|&&(i, j)| got[i][j].is_some())
+        .map(|&(i, j)| parts[i][j].chars().count())
+        .sum();
+    record_rate(conn, &m.name, dim, chars, run.embedding)?;
     if floor_due(conn, &m, dim)? && in_time(&limits) {
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
