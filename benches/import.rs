@@ -11,7 +11,8 @@
 //! them (MEM_EMBED_BUDGET_S = MEMKIT_BENCH_EMBED_BUDGET_S, default 60), back to back for at most
 //! MEMKIT_BENCH_BACKLOG_S (default 1800) while the hooks run beside them, then drained (or, over
 //! MEMKIT_BENCH_DRAIN_MAX_S, the time `mem status` says the rest takes); see
-//! [`first_day`]. MEMKIT_BENCH_IMPORT_STAGES=0 runs the first day alone.
+//! [`first_day`]. MEMKIT_BENCH_IMPORT_STAGES=0 runs the first day alone,
+//! MEMKIT_BENCH_FIRST_DAY_MINILM=0 the first day of the 0.6B-size graph alone.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -263,7 +264,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60.0);
-    let mut models = vec![("minilm-l6".to_string(), "minilm-l6".to_string())];
+    let mut models = vec![];
+    if std::env::var("MEMKIT_BENCH_FIRST_DAY_MINILM").as_deref() != Ok("0") {
+        models.push(("minilm-l6".to_string(), "minilm-l6".to_string()));
+    }
     if let Ok(qwen) = std::env::var("MEMKIT_BENCH_QWEN") {
         models.push(("the 0.6B-size graph".into(), qwen));
     }
