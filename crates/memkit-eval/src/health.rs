@@ -54,15 +54,16 @@ pub struct Backlog {
 }
 
 impl Backlog {
+    /// `n` observations (and `chars` characters with the sessions and learnings) left for
+    /// `model`/`dim`.
     fn of(
         conn: &Connection,
         cfg: &Config,
         model: &str,
-        dim: Option<usize>,
-        n: u64,
+        dim: usize,
+        (n, chars): (u64, u64),
     ) -> Result<Backlog> {
-        let chars = stats::embedding_backlog_chars(conn, model, dim)?;
-        let secs = memkit_search::embed::store::rate(conn, model, dim.unwrap_or(0))?
+        let secs = memkit_search::embed::store::rate(conn, model, dim)?
             .map(|r| (chars as f64 / r).max(1.0));
         let per_second = secs.map(|s| n as f64 / s);
         let eta = secs.map(|s| s.ceil() as u64);
@@ -194,20 +195,20 @@ pub fn check(home: &Path, cfg: &Config, conn: &Connection, days: u32) -> Result<
     let configured = config::EMBED_MODEL.get(cfg);
     let (embedding_model, without_embedding, embedding_backlog) = match stats::latest_model(conn)? {
         Some((model, dim)) => {
-            let n = stats::without_embedding(conn, &model, Some(dim))?;
-            let backlog = (n > 0)
-                .then(|| Backlog::of(conn, cfg, &model, Some(dim), n))
+            let left = stats::embedding_backlog(conn, &model, Some(dim))?;
+            let backlog = (left.0 > 0)
+                .then(|| Backlog::of(conn, cfg, &model, dim, left))
                 .transpose()?;
-            (Some(format!("{model}/{dim}")), n, backlog)
+            (Some(format!("{model}/{dim}")), left.0, backlog)
         }
         None => match &configured {
             Some(m) => {
-                let n = stats::without_embedding(conn, m, None)?;
-                let dim = config::EMBED_DIM.get(cfg)?;
-                let backlog = (n > 0)
-                    .then(|| Backlog::of(conn, cfg, m, dim, n))
+                let left = stats::embedding_backlog(conn, m, None)?;
+                let dim = config::EMBED_DIM.get(cfg)?.unwrap_or(0);
+                let backlog = (left.0 > 0)
+                    .then(|| Backlog::of(conn, cfg, m, dim, left))
                     .transpose()?;
-                (Some(m.clone()), n, backlog)
+                (Some(m.clone()), left.0, backlog)
             }
             None => (None, 0, None),
         },

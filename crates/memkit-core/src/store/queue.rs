@@ -215,9 +215,13 @@ pub fn release(conn: &Connection, ids: &[i64]) -> Result<()> {
     Ok(())
 }
 
+fn has_work_sql() -> String {
+    format!("SELECT 1 FROM pending_queue q WHERE {DUE} AND ?1 = ?1 AND ?3 = ?3 LIMIT 1")
+}
+
 /// Whether any row is due for compression now.
 pub fn has_work(conn: &Connection, now: &str, open_turn: chrono::Duration) -> Result<bool> {
-    let sql = format!("SELECT 1 FROM pending_queue q WHERE {DUE} AND ?1 = ?1 AND ?3 = ?3 LIMIT 1");
+    let sql = has_work_sql();
     Ok(conn
         .query_row(
             &sql,
@@ -657,10 +661,7 @@ mod tests {
         for i in 0..3000 {
             row(i, if i == 1999 { "Stop" } else { "PostToolUse" });
         }
-        for sql in [
-            claim_sql(),
-            format!("SELECT 1 FROM pending_queue q WHERE {DUE}"),
-        ] {
+        for sql in [claim_sql(), has_work_sql()] {
             let plan: Vec<String> = c
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                 .unwrap()

@@ -208,43 +208,33 @@ pub fn latest_model(conn: &Connection) -> Result<Option<(String, usize)>> {
         .optional()?)
 }
 
-/// Observations without a vector of `model` (of `dim`, or of any dimension).
-pub fn without_embedding(conn: &Connection, model: &str, dim: Option<usize>) -> Result<u64> {
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM observations o
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = 'observation'
-               AND e.owner_id = o.id AND e.model = ?1 AND (?2 IS NULL OR e.dim = ?2))",
-        params![model, dim.map(|d| d as i64)],
-        |r| r.get(0),
-    )?;
-    Ok(n.max(0) as u64)
-}
-
-/// About how many characters of text mem-embed has left for `model`/`dim`: the fields its texts
-/// are made of, of every observation, summarised session and learning without such a vector.
-pub fn embedding_backlog_chars(conn: &Connection, model: &str, dim: Option<usize>) -> Result<u64> {
+/// What mem-embed has left for `model` (of `dim`, or of any dimension): the observations
+/// without such a vector, and about how many characters of text that is with the summarised
+/// sessions and learnings without one (the fields their texts are made of), in one pass.
+pub fn embedding_backlog(conn: &Connection, model: &str, dim: Option<usize>) -> Result<(u64, u64)> {
     let none = |kind: &str, id: &str| {
         format!(
             "NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.owner_kind = '{kind}' AND e.owner_id = {id}
                 AND e.model = ?1 AND (?2 IS NULL OR e.dim = ?2))"
         )
     };
-    let n: i64 = conn.query_row(
+    let (n, chars): (i64, i64) = conn.query_row(
         &format!(
-            "SELECT (SELECT coalesce(sum(length(title) + length(summary) + coalesce(length(detail), 0)
-                        + coalesce(length(facts), 0) + coalesce(length(concepts), 0)), 0)
-                     FROM observations o WHERE {})
+            "SELECT count(*), coalesce(sum(length(title) + length(summary)
+                        + coalesce(length(detail), 0) + coalesce(length(facts), 0)
+                        + coalesce(length(concepts), 0)), 0)
                   + (SELECT coalesce(sum(coalesce(length(title), 0) + length(summary)), 0)
                      FROM sessions s WHERE coalesce(summary, '') != '' AND {})
-                  + (SELECT coalesce(sum(length(content)), 0) FROM learnings l WHERE {})",
-            none("observation", "o.id"),
+                  + (SELECT coalesce(sum(length(content)), 0) FROM learnings l WHERE {})
+             FROM observations o WHERE {}",
             none("session", "s.rowid"),
-            none("learning", "l.id")
+            none("learning", "l.id"),
+            none("observation", "o.id")
         ),
         params![model, dim.map(|d| d as i64)],
-        |r| r.get(0),
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    Ok(n.max(0) as u64)
+    Ok((n.max(0) as u64, chars.max(0) as u64))
 }
 
 /// The latest `observations.updated_at` and `embeddings.created_at`: the database's last
