@@ -406,11 +406,27 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
     );
     let tok = qwen_tokenizer();
     assert!(real_tokens(&tok, &text) <= 500);
+    // Asked about as a past conversation: the words that ask ("summarize", "discussed") are no
+    // topic the memory lacks.
+    let text = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &prompt_payload(
+            project,
+            "Summarize what we discussed and decided about the GitHub Action for tests and linting",
+        ),
+        "UserPromptSubmit",
+    );
+    assert!(
+        text.contains(&format!("o{want} ")),
+        "o{want} missing:\n{text}"
+    );
     for unrelated in [
         "bake a loaf of sourdough bread",
         "please fix the test",
         "hello",
         "What is the capital of Mongolia?",
+        "Summarize the discussion about the capital of Mongolia",
     ] {
         let said = hook(
             &env,
