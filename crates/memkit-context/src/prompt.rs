@@ -24,9 +24,9 @@
 //! meaning: its cosine with the prompt's vector (in a hook, the sum of the prompt's words'
 //! vectors, `memkit_search::embed::words`) at least [`MEANING_MARGIN`] over the floor measured on
 //! this store, with [`MEANING_COVERAGE`] of the prompt's mass, or by meaning alone: at least
-//! [`MEANING_ALONE`] over the floor while the store knows [`KNOWN_SHARE`] of the prompt's mass
-//! (a paraphrase shares no word with what it means, but a prompt about something memory never
-//! saw is mostly words the store lacks). Words that ask about a conversation rather than name
+//! [`MEANING_ALONE`] over the floor while [`KNOWN_SHARE`] of the prompt's mass is in informative
+//! words the store holds (a paraphrase shares no word with what it means, but a prompt about
+//! something memory never saw is mostly words the store lacks or holds everywhere). Words that ask about a conversation rather than name
 //! what it was about ("summarize the discussion", "what did we decide") are left out with the
 //! function words. Then it gives the ranking's head,
 //! in the search's own order (its first item is the search's first hit): at least [`FEWEST`]
@@ -72,9 +72,9 @@ pub const MEANING_COVERAGE: f64 = 0.2;
 /// without a word of the prompt: a paraphrase ("what does she do to relax?" against "I went
 /// hiking").
 pub const MEANING_ALONE: f64 = 0.06;
-/// The share of the prompt's mass the store must know (words some record holds) for meaning
+/// The share of the prompt's mass that must be in informative words the store holds for meaning
 /// alone to count: a prompt whose words the store never saw is about something else, however
-/// close its few known words bring it.
+/// close its few known words bring it, and in a large store nearly every common word is known.
 pub const KNOWN_SHARE: f64 = 0.5;
 
 /// Words that carry no topic: English function words and the phrasing of requests, as the
@@ -471,11 +471,11 @@ impl<'a> Weighed<'a> {
         (coverage, matched)
     }
 
-    /// The share of the query's mass in words some record holds.
+    /// The share of the query's mass in informative words some record holds.
     fn known_share(&self) -> f64 {
         self.terms
             .iter()
-            .filter(|t| t.known)
+            .filter(|t| t.informative)
             .map(|t| t.idf)
             .sum::<f64>()
             / self.mass

@@ -455,19 +455,24 @@ impl Part {
             return Ok(HashMap::new());
         }
         let wanted = wanted(keys, skip);
-        self.cosines(&unit(q), (0..self.rows).filter(|r| wanted(self.key(*r))))
+        self.cosines(
+            &unit(q),
+            (0..self.rows)
+                .map(|r| (r, self.key(r)))
+                .filter(|&(_, k)| wanted(k)),
+        )
     }
 
-    /// The cosine of the unit vector `u` with each key of `rows`, by its best row.
+    /// The cosine of the unit vector `u` with each `(row, its key)`, a key by its best row.
     fn cosines(
         &self,
         u: &[f32],
-        rows: impl IntoIterator<Item = usize>,
+        rows: impl IntoIterator<Item = (usize, u64)>,
     ) -> Result<HashMap<u64, f32>> {
         let mut best = HashMap::new();
         let mut buf = vec![0f32; self.dim];
-        for r in rows {
-            keep_best(&mut best, self.key(r), self.dot(r, u, &mut buf)?);
+        for (r, key) in rows {
+            keep_best(&mut best, key, self.dot(r, u, &mut buf)?);
         }
         Ok(best)
     }
@@ -726,6 +731,31 @@ fn ordered(x: f32) -> i32 {
     bits ^ ((bits >> 31) & i32::MAX)
 }
 
+/// Bytes of the mapped index a scan reads before it lets them go ([`release`]).
+const RELEASE_BYTES: usize = 1 << 20;
+
+/// Lets the pages of `done`, a stretch of the mapped index a scan has read, go from this
+/// process: they stay in the page cache for the next search, but a scan no longer holds the
+/// whole index at once. A hook's peak RSS was the index's size (156 MB for a million 1024-dim
+/// rows, over the prompt hook's 100 MB). Only whole pages inside `done` go.
+fn release(done: &[u8]) {
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let start = done.as_ptr() as usize;
+    let (lo, hi) = (
+        start.next_multiple_of(page),
+        (start + done.len()) / page * page,
+    );
+    if hi > lo {
+        // SAFETY: the range lies inside a read-only shared mapping of a file that is never
+        // changed in place (see Part::open); MADV_DONTNEED only drops this process's page
+        // table entries, and a later read maps the same bytes again from the page cache.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED);
+        }
+    }
+}
+
 /// A row filter a scan asks from every thread it runs on.
 pub type Filter<'a> = &'a (dyn Fn(u64) -> bool + Sync);
 
@@ -747,12 +777,19 @@ struct Scan<'a> {
 }
 
 /// The worst row kept on top: the lowest score, then the later row.
-type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>)>;
+/// With the row's key, read while its block is at hand: read later, the key of each of the
+/// thousands of rows picked at random from a large index faulted in its page and those around
+/// it, which held most of the index in the process again (the prompt hook's 150 MB at a
+/// million 1024-dim rows).
+type Worst = std::cmp::Reverse<(i32, std::cmp::Reverse<usize>, u64)>;
+
+/// Rows with their keys.
+type Picked = Vec<(usize, u64)>;
 
 impl Scan<'_> {
     /// (the picked rows, the rows `also` accepts). A large index is scanned on every core, a
     /// run of blocks each.
-    fn run(&self) -> (Vec<usize>, Vec<usize>) {
+    fn run(&self) -> (Picked, Picked) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |t| t.get())
             .min(self.rows / ROWS_PER_THREAD)
@@ -761,7 +798,7 @@ impl Scan<'_> {
     }
 
     /// [`Scan::run`] on `threads` threads.
-    fn on(&self, threads: usize) -> (Vec<usize>, Vec<usize>) {
+    fn on(&self, threads: usize) -> (Picked, Picked) {
         let per = self.rows.div_ceil(BLOCK).div_ceil(threads.max(1)).max(1);
         let runs: Vec<_> = std::thread::scope(|s| {
             let mut chunks = self.blocks.chunks(per * self.block).enumerate();
@@ -788,11 +825,14 @@ impl Scan<'_> {
             }
             extra.extend(e);
         }
-        (heap.into_iter().map(|e| (e.0).1.0).collect(), extra)
+        (
+            heap.into_iter().map(|e| ((e.0).1.0, (e.0).2)).collect(),
+            extra,
+        )
     }
 
     /// One run of blocks, the first of them holding row `first`.
-    fn part(&self, blocks: &[u8], first: usize) -> (BinaryHeap<Worst>, Vec<usize>) {
+    fn part(&self, blocks: &[u8], first: usize) -> (BinaryHeap<Worst>, Picked) {
         use std::cmp::Reverse;
         let mut extra = Vec::new();
         let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(self.depth + 1);
@@ -800,11 +840,19 @@ impl Scan<'_> {
         // rows are below it, so the filter is asked only of the few that could.
         let mut floor = f32::NEG_INFINITY;
         let mut scores = [0f32; BLOCK];
+        let per_release = (RELEASE_BYTES / self.block).max(1);
         for (b, block) in blocks.chunks_exact(self.block).enumerate() {
+            if b > 0 && b % per_release == 0 {
+                release(&blocks[(b - per_release) * self.block..b * self.block]);
+            }
             let at = first + b * BLOCK;
             let n = self.rows.saturating_sub(at).min(BLOCK);
             if let Some(also) = self.also {
-                extra.extend((0..n).filter(|&i| also(key_of(block, i))).map(|i| at + i));
+                extra.extend(
+                    (0..n)
+                        .map(|i| (at + i, key_of(block, i)))
+                        .filter(|&(_, k)| also(k)),
+                );
             }
             self.tables.score(block, &mut scores);
             for (i, &s) in scores[..n].iter().enumerate() {
@@ -812,13 +860,16 @@ impl Scan<'_> {
                     continue;
                 }
                 let entry = (ordered(s), Reverse(at + i));
-                if heap.len() == self.depth && heap.peek().is_some_and(|w| entry <= w.0) {
+                if heap.len() == self.depth
+                    && heap.peek().is_some_and(|w| entry <= ((w.0).0, (w.0).1))
+                {
                     continue;
                 }
-                if !(self.keep)(key_of(block, i)) {
+                let key = key_of(block, i);
+                if !(self.keep)(key) {
                     continue;
                 }
-                heap.push(Reverse(entry));
+                heap.push(Reverse((entry.0, entry.1, key)));
                 if heap.len() > self.depth {
                     heap.pop();
                 }
@@ -966,7 +1017,7 @@ pub(crate) mod tests {
                 let mut want: Vec<&(f32, usize, u64)> =
                     scored.iter().filter(|x| keep(x.2)).collect();
                 want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                let mut want: Vec<usize> = want[..200].iter().map(|x| x.1).collect();
+                let mut want: Vec<(usize, u64)> = want[..200].iter().map(|x| (x.1, x.2)).collect();
                 want.sort_unstable();
                 let scan = Scan {
                     blocks,
@@ -980,7 +1031,12 @@ pub(crate) mod tests {
                 let mut one = scan.on(1);
                 one.0.sort_unstable();
                 assert_eq!(one.0, want, "{dim}");
-                assert_eq!(one.1, (996..5_000).step_by(997).collect::<Vec<_>>());
+                // Each row with its own key.
+                let extra: Vec<(usize, u64)> = (996..5_000)
+                    .step_by(997)
+                    .map(|r| (r, r as u64 + 1))
+                    .collect();
+                assert_eq!(one.1, extra);
                 for threads in [2, 3, 7] {
                     let mut many = scan.on(threads);
                     many.0.sort_unstable();

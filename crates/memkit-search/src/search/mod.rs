@@ -611,9 +611,20 @@ impl Searcher {
             Some(q) => match self.vectors() {
                 Some(v) => {
                     let mut sims: HashMap<u64, f64> = c.vector.iter().copied().collect();
+                    // A lexical candidate the scan sought and did not find has no vector: asked
+                    // again, every row's key would be read (at a million 1024-dim rows, the
+                    // whole 134 MB index in the hook's memory, for sessions without vectors).
+                    let sought: HashSet<u64> = match c.lexical_scanned {
+                        true => c.lexical.iter().map(|x| x.0).collect(),
+                        false => HashSet::new(),
+                    };
                     let rest: Vec<u64> = keys
                         .iter()
-                        .filter(|k| !sims.contains_key(k) && !c.lexical_sims.contains_key(k))
+                        .filter(|k| {
+                            !sims.contains_key(k)
+                                && !c.lexical_sims.contains_key(k)
+                                && !sought.contains(k)
+                        })
                         .copied()
                         .collect();
                     // From the index's own vectors: a read of each from the database cost
@@ -781,6 +792,7 @@ impl Searcher {
         let (lexical, lex_name) = self.lexical(req, k, &learned)?;
         // The lexical candidates' similarities come from the scan that finds the vector arm's.
         let mut lexical_sims = HashMap::new();
+        let mut lexical_scanned = false;
         let vector: Scored = match (&qvec, vectors, few) {
             (Some(q), Some(v), Some(keys)) => {
                 let mut out: Scored = self
@@ -795,6 +807,7 @@ impl Searcher {
                 let also: HashSet<u64> = lexical.iter().map(|x| x.0).collect();
                 let (top, sims) = v.search_and(q, k, allowed.as_ref(), &also)?;
                 lexical_sims = sims;
+                lexical_scanned = true;
                 top.into_iter().map(|(k, s)| (k, s as f64)).collect()
             }
             _ => vec![],
@@ -831,6 +844,7 @@ impl Searcher {
             lexical,
             vector,
             lexical_sims,
+            lexical_scanned,
             lex_name,
             query_vector: qvec.filter(|_| vectors.is_some()),
             mode,
@@ -954,6 +968,8 @@ struct Candidates {
     vector: Vec<(u64, f64)>,
     /// The cosine of lexical candidates the index's scan compared on the way.
     lexical_sims: HashMap<u64, f64>,
+    /// Whether that scan sought every lexical candidate (those it did not find have no vector).
+    lexical_scanned: bool,
     /// `bm25` or `fts`; `None` when only vectors were asked for.
     lex_name: Option<&'static str>,
     /// The query's vector, when a vector index can use it.
