@@ -515,6 +515,7 @@ impl Part {
             depth,
             keep,
             also: wanted.as_ref().map(|w| w as Filter),
+            release: true,
         }
         .run();
         // In file order: the data file is read forward.
@@ -774,6 +775,9 @@ struct Scan<'a> {
     depth: usize,
     keep: Filter<'a>,
     also: Option<Filter<'a>>,
+    /// `blocks` is a file mapping whose pages the scan may let go as it reads them ([`release`]);
+    /// never memory of the process's own, which letting go would zero.
+    release: bool,
 }
 
 /// The worst row kept on top: the lowest score, then the later row.
@@ -842,7 +846,7 @@ impl Scan<'_> {
         let mut scores = [0f32; BLOCK];
         let per_release = (RELEASE_BYTES / self.block).max(1);
         for (b, block) in blocks.chunks_exact(self.block).enumerate() {
-            if b > 0 && b % per_release == 0 {
+            if self.release && b > 0 && b % per_release == 0 {
                 release(&blocks[(b - per_release) * self.block..b * self.block]);
             }
             let at = first + b * BLOCK;
@@ -1027,6 +1031,7 @@ pub(crate) mod tests {
                     depth: 200,
                     keep,
                     also: Some(&also),
+                    release: false,
                 };
                 let mut one = scan.on(1);
                 one.0.sort_unstable();
@@ -1042,6 +1047,66 @@ pub(crate) mod tests {
                     many.0.sort_unstable();
                     assert_eq!(many, one, "{dim}: {threads} threads");
                 }
+            }
+        }
+    }
+
+    /// A scan of an index several times [`RELEASE_BYTES`] long lets its pages go as it reads;
+    /// it picks what a scan that keeps them picks, on one thread or two, and a search over the
+    /// same mapping afterwards reads the same bytes again.
+    #[test]
+    fn a_scan_that_lets_its_pages_go_picks_what_one_that_keeps_them_picks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dim, n) = (64, 200_000u64);
+        let path = tmp.path().join("v.vec");
+        let all: Vec<Vec<f32>> = (1..=n).map(|k| vec_of(k, dim)).collect();
+        let mean = mean_of(all.iter().map(Vec::as_slice), dim);
+        let mut w = Writer::create(&path, dim, Kind::F32, mean).unwrap();
+        for (k, v) in (1..).zip(&all) {
+            w.push(k, v).unwrap();
+        }
+        w.finish().unwrap();
+        let p = Part::open(&path).unwrap();
+        assert!(p.rows.div_ceil(BLOCK) * p.block > 3 * RELEASE_BYTES);
+        let also = |k: u64| k.is_multiple_of(9_973);
+        for i in 0..4 {
+            let q = unit(&vec_of(1_000_000 + i, dim));
+            let mut rotated = vec![0f32; padded(dim)];
+            rotate(&q, &mut rotated);
+            let t = Tables::new(&rotated, p.code);
+            let scan = |release: bool, threads: usize| {
+                let mut out = Scan {
+                    blocks: &p.idx[p.rows_at..],
+                    rows: p.rows,
+                    block: p.block,
+                    tables: &t,
+                    depth: 1024,
+                    keep: &|k| k % 3 != 0,
+                    also: Some(&also),
+                    release,
+                }
+                .on(threads);
+                out.0.sort_unstable();
+                out
+            };
+            let kept = scan(false, 1);
+            assert_eq!(kept.0.len(), 1024);
+            assert!(kept.0.iter().all(|&(r, k)| k == r as u64 + 1 && k % 3 != 0));
+            assert_eq!(kept.1.len(), (n / 9_973) as usize);
+            for threads in [1, 2] {
+                assert_eq!(scan(true, threads), kept, "{threads} threads");
+            }
+            // Read again after the pages went: the same bytes.
+            assert_eq!(scan(false, 1), kept);
+            let hits = p.search(&q, 10, &|_| true).unwrap();
+            assert_eq!(hits, p.search(&q, 10, &|_| true).unwrap());
+            for (k, s) in hits {
+                let c: f32 = unit(&all[k as usize - 1])
+                    .iter()
+                    .zip(&q)
+                    .map(|(a, b)| a * b)
+                    .sum();
+                assert!((c - s).abs() < 1e-5, "key {k}: {c} against {s}");
             }
         }
     }
