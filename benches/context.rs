@@ -21,10 +21,7 @@ use memkit_testkit as synth;
 const PROJECT: &str = "/bench/project-3";
 /// The vectors' dimensions: MiniLM's and Qwen3-Embedding-0.6B's.
 fn dims() -> Vec<usize> {
-    std::env::var("MEMKIT_BENCH_DIMS")
-        .ok()
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![384, 1024])
+    common::numbers("MEMKIT_BENCH_DIMS", &[384, 1024])
 }
 
 /// The prompt hook's p50 budget: 30 ms up to 100,000 observations, 40 ms at a million.

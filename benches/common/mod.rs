@@ -149,7 +149,12 @@ pub fn peak_rss(c: &Command, stdin: Option<&Path>) -> Option<f64> {
 
 /// Sizes from MEMKIT_BENCH_SIZES (comma-separated), else `default`.
 pub fn sizes(default: &[usize]) -> Vec<usize> {
-    std::env::var("MEMKIT_BENCH_SIZES")
+    numbers("MEMKIT_BENCH_SIZES", default)
+}
+
+/// The comma-separated numbers of the variable `var`, else `default`.
+pub fn numbers(var: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(var)
         .ok()
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .unwrap_or_else(|| default.to_vec())

@@ -391,36 +391,25 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
     let want = env.count(
         "SELECT id FROM observations WHERE title LIKE '%github action%' ORDER BY id LIMIT 1",
     );
-    let text = hook(
-        &env,
-        &["--hook", "--prompt"],
-        &prompt_payload(
-            project,
-            "Can we add a GitHub Action that runs the tests and linting?",
-        ),
-        "UserPromptSubmit",
-    );
-    assert!(
-        text.contains(&format!("o{want} ")),
-        "o{want} missing:\n{text}"
-    );
     let tok = qwen_tokenizer();
-    assert!(real_tokens(&tok, &text) <= 500);
-    // Asked about as a past conversation: the words that ask ("summarize", "discussed") are no
-    // topic the memory lacks.
-    let text = hook(
-        &env,
-        &["--hook", "--prompt"],
-        &prompt_payload(
-            project,
-            "Summarize what we discussed and decided about the GitHub Action for tests and linting",
-        ),
-        "UserPromptSubmit",
-    );
-    assert!(
-        text.contains(&format!("o{want} ")),
-        "o{want} missing:\n{text}"
-    );
+    for asked in [
+        "Can we add a GitHub Action that runs the tests and linting?",
+        // Asked about as a past conversation: the words that ask ("summarize", "discussed")
+        // are no topic the memory lacks.
+        "Summarize what we discussed and decided about the GitHub Action for tests and linting",
+    ] {
+        let text = hook(
+            &env,
+            &["--hook", "--prompt"],
+            &prompt_payload(project, asked),
+            "UserPromptSubmit",
+        );
+        assert!(
+            text.contains(&format!("o{want} ")),
+            "{asked:?}: o{want} missing:\n{text}"
+        );
+        assert!(real_tokens(&tok, &text) <= 500);
+    }
     for unrelated in [
         "bake a loaf of sourdough bread",
         "please fix the test",

@@ -601,9 +601,6 @@ impl Searcher {
             let lexical: HashSet<u64> = c.lexical.iter().map(|x| x.0).collect();
             c.vector.retain(|(k, s)| *s >= floor || lexical.contains(k));
         }
-        let mut keys: Vec<u64> = c.lexical.iter().chain(&c.vector).map(|x| x.0).collect();
-        keys.sort_unstable();
-        keys.dedup();
         // The vector index is opened only when there is a query vector (BM25 alone never maps it).
         // The vector arm's own candidates come with their similarity; only the others' vectors
         // are read from the database.
@@ -611,27 +608,27 @@ impl Searcher {
             Some(q) => match self.vectors() {
                 Some(v) => {
                     let mut sims: HashMap<u64, f64> = c.vector.iter().copied().collect();
-                    // A lexical candidate the scan sought and did not find has no vector: asked
-                    // again, every row's key would be read (at a million 1024-dim rows, the
-                    // whole 134 MB index in the hook's memory, for sessions without vectors).
-                    let sought: HashSet<u64> = match c.lexical_scanned {
-                        true => c.lexical.iter().map(|x| x.0).collect(),
-                        false => HashSet::new(),
-                    };
-                    let rest: Vec<u64> = keys
-                        .iter()
-                        .filter(|k| {
-                            !sims.contains_key(k)
-                                && !c.lexical_sims.contains_key(k)
-                                && !sought.contains(k)
-                        })
-                        .copied()
-                        .collect();
-                    // From the index's own vectors: a read of each from the database cost
-                    // more than the scan that finds them.
-                    sims.extend(v.similarities(q, &rest)?);
-                    for (k, s) in &c.lexical_sims {
-                        sims.entry(*k).or_insert(*s);
+                    match &c.lexical_sims {
+                        // The scan sought every lexical candidate: one it did not find has no
+                        // vector. Sought again, every row's key would be read (at a million
+                        // 1024-dim rows, the whole 134 MB index in the hook's memory, for
+                        // sessions without vectors).
+                        Some(found) => {
+                            for (k, s) in found {
+                                sims.entry(*k).or_insert(*s);
+                            }
+                        }
+                        None => {
+                            let rest: Vec<u64> = c
+                                .lexical
+                                .iter()
+                                .map(|x| x.0)
+                                .filter(|k| !sims.contains_key(k))
+                                .collect();
+                            // From the index's own vectors: a read of each from the database
+                            // cost more than the scan that finds them.
+                            sims.extend(v.similarities(q, &rest)?);
+                        }
                     }
                     sims
                 }
@@ -791,8 +788,7 @@ impl Searcher {
         // of its unmaps cost more than the scan it would overlap.)
         let (lexical, lex_name) = self.lexical(req, k, &learned)?;
         // The lexical candidates' similarities come from the scan that finds the vector arm's.
-        let mut lexical_sims = HashMap::new();
-        let mut lexical_scanned = false;
+        let mut lexical_sims = None;
         let vector: Scored = match (&qvec, vectors, few) {
             (Some(q), Some(v), Some(keys)) => {
                 let mut out: Scored = self
@@ -806,8 +802,7 @@ impl Searcher {
             (Some(q), Some(v), None) => {
                 let also: HashSet<u64> = lexical.iter().map(|x| x.0).collect();
                 let (top, sims) = v.search_and(q, k, allowed.as_ref(), &also)?;
-                lexical_sims = sims;
-                lexical_scanned = true;
+                lexical_sims = Some(sims);
                 top.into_iter().map(|(k, s)| (k, s as f64)).collect()
             }
             _ => vec![],
@@ -844,7 +839,6 @@ impl Searcher {
             lexical,
             vector,
             lexical_sims,
-            lexical_scanned,
             lex_name,
             query_vector: qvec.filter(|_| vectors.is_some()),
             mode,
@@ -966,10 +960,9 @@ struct Candidates {
     lexical: Vec<(u64, f64)>,
     /// (key, cosine similarity), best first.
     vector: Vec<(u64, f64)>,
-    /// The cosine of lexical candidates the index's scan compared on the way.
-    lexical_sims: HashMap<u64, f64>,
-    /// Whether that scan sought every lexical candidate (those it did not find have no vector).
-    lexical_scanned: bool,
+    /// The cosine of the lexical candidates the index's scan compared on the way, when that
+    /// scan sought every one of them (those it did not find have no vector).
+    lexical_sims: Option<HashMap<u64, f64>>,
     /// `bm25` or `fts`; `None` when only vectors were asked for.
     lex_name: Option<&'static str>,
     /// The query's vector, when a vector index can use it.
