@@ -392,18 +392,21 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         "SELECT id FROM observations WHERE title LIKE '%github action%' ORDER BY id LIMIT 1",
     );
     let tok = qwen_tokenizer();
+    let ask = |prompt: &str| {
+        hook(
+            &env,
+            &["--hook", "--prompt"],
+            &prompt_payload(project, prompt),
+            "UserPromptSubmit",
+        )
+    };
     for asked in [
         "Can we add a GitHub Action that runs the tests and linting?",
         // Asked about as a past conversation: the words that ask ("summarize", "discussed")
         // are no topic the memory lacks.
         "Summarize what we discussed and decided about the GitHub Action for tests and linting",
     ] {
-        let text = hook(
-            &env,
-            &["--hook", "--prompt"],
-            &prompt_payload(project, asked),
-            "UserPromptSubmit",
-        );
+        let text = ask(asked);
         assert!(
             text.contains(&format!("o{want} ")),
             "{asked:?}: o{want} missing:\n{text}"
@@ -417,12 +420,7 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         "What is the capital of Mongolia?",
         "Summarize the discussion about the capital of Mongolia",
     ] {
-        let said = hook(
-            &env,
-            &["--hook", "--prompt"],
-            &prompt_payload(project, unrelated),
-            "UserPromptSubmit",
-        );
+        let said = ask(unrelated);
         assert_eq!(said, "", "{unrelated:?} brought in:\n{said}");
     }
     // Another project's memory never comes in unasked, however relevant: the prompt hook
