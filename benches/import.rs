@@ -340,6 +340,33 @@ fn newest_have_vectors(home: &Path, n: i64) -> bool {
     ) == 0
 }
 
+/// Whether the hooks' semantic signal reaches the newest `n` observations: each has its vector,
+/// and every word of its title and summary has one (a prompt's vector is made of those).
+fn newest_reached(home: &Path, n: i64) -> bool {
+    if !newest_have_vectors(home, n) {
+        return false;
+    }
+    let conn = rusqlite::Connection::open(home.join("mem.db")).unwrap();
+    let mut texts = conn
+        .prepare(&format!(
+            "SELECT title || ' ' || summary FROM observations ORDER BY created_at DESC, id DESC LIMIT {n}"
+        ))
+        .unwrap();
+    let texts: Vec<String> = texts
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut has = conn
+        .prepare("SELECT 1 FROM word_vectors WHERE word = ?1 AND length(vector) > 0")
+        .unwrap();
+    texts.iter().all(|t| {
+        memkit::embed::words::words(t)
+            .iter()
+            .all(|w| has.exists([w]).unwrap())
+    })
+}
+
 fn backlog(home: &Path) -> i64 {
     day_count(
         home,
@@ -534,6 +561,8 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
         }
     };
     let observations = day_count(&home, "SELECT count(*) FROM observations");
+    // Checked before the hooks' idle rounds, which take seconds.
+    let reached_early = newest_reached(&home, observations.min(1000)).then_some(lexical_s);
     let compressed = day_count(
         &home,
         "SELECT count(*) FROM pending_queue WHERE status = 'done'",
@@ -589,6 +618,7 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
     let mut runs_until_new: Option<usize> = None;
     let want_newest = observations.min(1000);
     let mut newest_s = newest_have_vectors(&home, want_newest).then(|| t0.elapsed().as_secs_f64());
+    let mut reached_s = reached_early;
     let mut busy: [Vec<f64>; 3] = Default::default();
     let phase = Instant::now();
     let mut round = 100;
@@ -634,6 +664,9 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
         if newest_s.is_none() && newest_have_vectors(&home, want_newest) {
             newest_s = Some(t0.elapsed().as_secs_f64());
         }
+        if reached_s.is_none() && newest_reached(&home, want_newest) {
+            reached_s = Some(t0.elapsed().as_secs_f64());
+        }
         if runs_until_new.is_none() && new_session_found(&home, model, budget) {
             runs_until_new = Some(runs - runs_before_new);
         }
@@ -672,6 +705,9 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
     if newest_s.is_none() && newest_have_vectors(&home, want_newest) {
         newest_s = Some(drained_s);
     }
+    if reached_s.is_none() && newest_reached(&home, want_newest) {
+        reached_s = Some(drained_s);
+    }
     if runs_until_new.is_none() && new_session_found(&home, model, budget) {
         runs_until_new = Some(runs - runs_before_new + 1);
     }
@@ -694,6 +730,20 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
         newest_s.unwrap_or(f64::INFINITY),
         "s",
         common::Budget::Max(1200.0),
+        None,
+    );
+    // The hooks compare a prompt's words with the records' own vectors: their signal reaches
+    // a record with its vector, which the 2-minute target would need ~4× faster than the
+    // 0.6B-size graph's ceiling (docs/PERFORMANCE.md, "The first day").
+    common::figure(
+        "import",
+        None,
+        &row(&format!(
+            "the newest {want_newest} observations reached by the hooks' semantic signal (their vectors, their words'), from the import's start"
+        )),
+        reached_s.unwrap_or(f64::INFINITY),
+        "s",
+        common::Budget::Max(120.0),
         None,
     );
     common::figure(

@@ -321,3 +321,34 @@ fn todays_session_is_searchable_with_vectors_after_one_budgeted_run_and_drain_do
     assert!(!String::from_utf8_lossy(&out.stderr).contains("records have a vector"));
     crate::pipeline::wait_idle(&env);
 }
+
+#[test]
+fn a_budgeted_run_gives_the_words_of_the_records_next_in_line_their_vectors_before_the_records_theirs()
+ {
+    let env = env();
+    old_notes(&env, 6000);
+    env.ok("mem-compress", &["-q"], b"");
+    let c = counts(&env.ok("mem-embed", &["--budget", "1"], b""));
+    assert!(
+        n(&c, "left") > 0,
+        "the run was to end at its budget with records left: {c}"
+    );
+    // Every word of the records still waiting has its vector: a hook's prompt about them has
+    // one as soon as they have theirs. Those only waiting records hold are not counted yet.
+    let waiting = env.count(
+        "SELECT count(*) FROM word_vectors WHERE model = 'qwen3-tiny' AND length(vector) = 0",
+    );
+    assert_eq!(waiting, 0, "{c}");
+    let words = env.count(
+        "SELECT count(*) FROM word_vectors WHERE model = 'qwen3-tiny' AND length(vector) > 0",
+    );
+    assert_eq!(words, 22, "the, near and the twenty nouns: {c}");
+    let counted = env.count("SELECT count(*) FROM word_vectors WHERE df > 0");
+    assert!(counted > 0 && n(&c, "embedded") > 0, "{c}");
+    // The rest by hand: every word is counted once a record holding it has its vector.
+    env.ok("mem-embed", &[], b"");
+    assert_eq!(
+        env.count("SELECT count(*) FROM word_vectors WHERE df = 0"),
+        0
+    );
+}

@@ -39,6 +39,8 @@ pub struct Options {
     /// The moment every prompt is asked at (the hook's `MEM_NOW`): the block's relative times,
     /// so its tokens, are then the same in every run.
     pub now: String,
+    /// The share of the records given vectors ([`retrieval::Options::vectors`]).
+    pub vectors: Option<f64>,
 }
 
 /// One row of figures: a retriever on the questions of one category (`all`, each category,
@@ -103,7 +105,7 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         keep: opts.keep,
         depth: 10,
         reranker: None,
-        vectors: None,
+        vectors: opts.vectors,
     };
     let mem = Memory::build(set, &build, progress)?;
     let asked: Vec<&Query> = set.queries.iter().filter(|q| answerable(set, q)).collect();

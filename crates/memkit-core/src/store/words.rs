@@ -36,11 +36,33 @@ pub fn undistilled(conn: &Connection, model: &str, dim: usize, n: usize) -> Resu
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Stores a counted word's vector blob.
+/// Stores a word's vector blob; a word not counted yet is added with no records.
 pub fn put(conn: &Connection, model: &str, dim: usize, word: &str, blob: &[u8]) -> Result<()> {
-    conn.prepare_cached("UPDATE word_vectors SET vector=?4 WHERE model=?1 AND dim=?2 AND word=?3")?
-        .execute(params![model, dim as i64, word, blob])?;
+    conn.prepare_cached(
+        "INSERT INTO word_vectors(model, dim, word, vector, df) VALUES (?1, ?2, ?3, ?4, 0)
+         ON CONFLICT(model, dim, word) DO UPDATE SET vector = excluded.vector",
+    )?
+    .execute(params![model, dim as i64, word, blob])?;
     Ok(())
+}
+
+/// Those of `words` without a vector for (model, dim), counted or not, in their order.
+pub fn missing(
+    conn: &Connection,
+    model: &str,
+    dim: usize,
+    words: &[String],
+) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT 1 FROM word_vectors WHERE model=?1 AND dim=?2 AND word=?3 AND length(vector) > 0",
+    )?;
+    let mut out = Vec::new();
+    for w in words {
+        if !st.exists(params![model, dim as i64, w])? {
+            out.push(w.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// The blobs and counts of records of those of `words` that have a vector.
@@ -87,7 +109,7 @@ pub fn spread(
     n: usize,
 ) -> Result<Vec<String>> {
     let mut st = conn.prepare_cached(
-        "SELECT word FROM word_vectors WHERE model=?1 AND dim=?2 AND length(vector) > 0
+        "SELECT word FROM word_vectors WHERE model=?1 AND dim=?2 AND length(vector) > 0 AND df > 0
          ORDER BY word",
     )?;
     let rows = st.query_map(params![model, dim as i64], |r| r.get::<_, String>(0))?;

@@ -319,6 +319,13 @@ pub fn nonsense(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// A pending owner's text without the model's prefix (in every text, not one of its words).
+fn bare<'a>(m: &Manifest, p: &'a Pending) -> &'a str {
+    p.text
+        .strip_prefix(m.document_prefix.as_str())
+        .unwrap_or(&p.text)
+}
+
 /// Counts the words of the owners whose vectors this run stored, or of every owner with a
 /// vector the first time ([`super::words::backfill_due`]): the words a hook's prompt is given a
 /// vector from. An owner left for a later run is counted then.
@@ -329,16 +336,11 @@ fn count_words(
     pending: &[Pending],
     stored: &[bool],
 ) -> Result<()> {
-    // The prefix is the model's, in every text: not one of the record's words.
     let done: Vec<&str> = pending
         .iter()
         .zip(stored)
         .filter(|(_, s)| **s)
-        .map(|(p, _)| {
-            p.text
-                .strip_prefix(m.document_prefix.as_str())
-                .unwrap_or(&p.text)
-        })
+        .map(|(p, _)| bare(m, p))
         .collect();
     if super::words::backfill_due(conn, &m.name, dim)? {
         // Every owner with a vector: those up to date before this run, and this run's.
@@ -568,6 +570,19 @@ pub fn embed_database(
     if limits.until.is_some() && floor_due(conn, &m, dim)? {
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
+    if let Some(until) = limits.until {
+        // A quarter of what is left: the words of the newest records, which take the rest.
+        let share = until.saturating_duration_since(Instant::now()) / 4;
+        let ahead: Vec<&str> = pending
+            .iter()
+            .zip(&stored)
+            .filter(|(_, s)| !**s)
+            .take(super::words::AHEAD)
+            .map(|(p, _)| bare(&m, p))
+            .collect();
+        run.words +=
+            super::words::distil_ahead(conn, &mut e, &m, dim, &ahead, Instant::now() + share)?;
+    }
     let total = misses
         .iter()
         .map(|m| m.0)
@@ -640,7 +655,13 @@ pub fn embed_database(
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
     count_words(conn, &m, dim, &pending, &stored)?;
-    run.words = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
+    let distilled = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
+    // Measured again over the new vectors and words (distil does when it had words left): a
+    // backlog's runs end at their budget, and the floor would wait for the last of them.
+    if distilled == 0 && run.embedded > 0 {
+        super::words::calibrate(conn, &m.name, dim)?;
+    }
+    run.words += distilled;
     run.tokens = e.tokens_embedded();
     run.load = Some(e.load_report().clone());
     Ok(run)

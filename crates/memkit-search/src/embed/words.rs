@@ -111,6 +111,46 @@ pub fn count(conn: &mut Connection, model: &str, dim: usize, texts: &[&str]) -> 
     })
 }
 
+/// Pending records whose words [`distil_ahead`] looks at, the newest first.
+pub const AHEAD: usize = 5_000;
+
+/// Runs the words of `texts` (the newest records waiting for their own vectors, newest first)
+/// that have no vector yet through the model, in that order, a batch at a time until `until`.
+/// During a backlog a run spends its whole budget on records and [`distil`] never starts, so
+/// a hook's prompt about today's work would have no vector for hours: the words of the
+/// records next in line come first. A word is counted only once a record holding it has its
+/// own vector ([`count`]); until then it weighs nothing in a prompt ([`query_vector`]).
+pub fn distil_ahead(
+    conn: &mut Connection,
+    e: &mut Embedder,
+    m: &Manifest,
+    dim: usize,
+    texts: &[&str],
+    until: std::time::Instant,
+) -> Result<usize> {
+    let mut seen = std::collections::HashSet::new();
+    let all: Vec<String> = texts
+        .iter()
+        .flat_map(|t| words(t))
+        .filter(|w| seen.insert(w.clone()))
+        .collect();
+    let mut done = 0;
+    for batch in table::missing(conn, &m.name, dim, &all)?.chunks(BATCH) {
+        if std::time::Instant::now() >= until {
+            break;
+        }
+        let texts: Vec<String> = batch
+            .iter()
+            .map(|w| format!("{}{w}", m.document_prefix))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vecs = e.embed(&refs)?;
+        store::write_tx(conn, |tx| put(tx, &m.name, dim, batch, &vecs))?;
+        done += batch.len();
+    }
+    Ok(done)
+}
+
 /// Whether some counted word still waits for its vector.
 pub fn due(conn: &Connection, model: &str, dim: usize) -> Result<bool> {
     Ok(!table::undistilled(conn, model, dim, 1)?.is_empty())
@@ -213,6 +253,10 @@ pub fn query_vector(
         .max(1.0);
     let mut sum = vec![0f32; dim];
     for (blob, df) in got.values() {
+        // Distilled ahead of its records' own vectors (distil_ahead): nothing to point at yet.
+        if *df == 0 {
+            continue;
+        }
         let Some(v) = decode(blob, dim) else { continue };
         let df = (*df as f64).min(records);
         // BM25's IDF: a word in every record weighs next to nothing.

@@ -34,6 +34,10 @@ pub struct PromptArgs {
     /// Ask every prompt as of this moment (ISO date or datetime) [default: when the run starts].
     #[arg(long, value_name = "TIME")]
     pub now: Option<String>,
+    /// Give vectors to only this percentage of the records, the newest first, as an
+    /// embedding backlog worked newest first leaves a store.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub vectors: Option<u8>,
 }
 
 pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
@@ -62,6 +66,7 @@ pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
         keep: a.keep,
         noise,
         now,
+        vectors: a.vectors.map(|p| f64::from(p) / 100.0),
     };
     let out = super::shared::with_progress(io, |p| prompt::run(&set, &opts, p))?;
     if let Some(home) = &out.home {
