@@ -734,7 +734,8 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
     );
     // The hooks compare a prompt's words with the records' own vectors: their signal reaches
     // a record with its vector, which the 2-minute target would need ~4× faster than the
-    // 0.6B-size graph's ceiling (docs/PERFORMANCE.md, "The first day").
+    // 0.6B-size graph's ceiling (docs/PERFORMANCE.md, "The hooks' semantic signal on the first
+    // day").
     common::figure(
         "import",
         None,

@@ -571,8 +571,11 @@ pub fn embed_database(
         calibrate_floor(conn, &mut e, &m, dim)?;
     }
     if let Some(until) = limits.until {
-        // A quarter of what is left: the words of the newest records, which take the rest.
-        let share = until.saturating_duration_since(Instant::now()) / 4;
+        // A quarter of what is left, before the records that take the rest: the words of
+        // records with a vector (an earlier run ended at its budget before them), then those of
+        // the records next in line.
+        let share = Instant::now() + until.saturating_duration_since(Instant::now()) / 4;
+        run.words += super::words::distil(conn, &mut e, &m, dim, Some(share))?;
         let ahead: Vec<&str> = pending
             .iter()
             .zip(&stored)
@@ -580,8 +583,7 @@ pub fn embed_database(
             .take(super::words::AHEAD)
             .map(|(p, _)| bare(&m, p))
             .collect();
-        run.words +=
-            super::words::distil_ahead(conn, &mut e, &m, dim, &ahead, Instant::now() + share)?;
+        run.words += super::words::distil_ahead(conn, &mut e, &m, dim, &ahead, share)?;
     }
     let total = misses
         .iter()

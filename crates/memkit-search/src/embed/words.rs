@@ -139,16 +139,27 @@ pub fn distil_ahead(
         if std::time::Instant::now() >= until {
             break;
         }
-        let texts: Vec<String> = batch
-            .iter()
-            .map(|w| format!("{}{w}", m.document_prefix))
-            .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vecs = e.embed(&refs)?;
-        store::write_tx(conn, |tx| put(tx, &m.name, dim, batch, &vecs))?;
-        done += batch.len();
+        done += distil_batch(conn, e, m, dim, batch)?;
     }
     Ok(done)
+}
+
+/// Runs `batch` through the model and stores the words' vectors, in one transaction.
+fn distil_batch(
+    conn: &mut Connection,
+    e: &mut Embedder,
+    m: &Manifest,
+    dim: usize,
+    batch: &[String],
+) -> Result<usize> {
+    let texts: Vec<String> = batch
+        .iter()
+        .map(|w| format!("{}{w}", m.document_prefix))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vecs = e.embed(&refs)?;
+    store::write_tx(conn, |tx| put(tx, &m.name, dim, batch, &vecs))?;
+    Ok(batch.len())
 }
 
 /// Whether some counted word still waits for its vector.
@@ -176,14 +187,7 @@ pub fn distil(
         if batch.is_empty() {
             break;
         }
-        let texts: Vec<String> = batch
-            .iter()
-            .map(|w| format!("{}{w}", m.document_prefix))
-            .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vecs = e.embed(&refs)?;
-        store::write_tx(conn, |tx| put(tx, &m.name, dim, &batch, &vecs))?;
-        done += batch.len();
+        done += distil_batch(conn, e, m, dim, &batch)?;
     }
     if done > 0 {
         calibrate(conn, &m.name, dim)?;
