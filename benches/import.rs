@@ -324,6 +324,13 @@ fn day_cmd(home: &Path, tool: &str, model: &str, budget: f64) -> Command {
     c
 }
 
+/// The end of the pipeline's log: why a run failed.
+fn log_tail(home: &Path) -> String {
+    let log = std::fs::read_to_string(home.join("logs/pipeline.log")).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(10)..].join("\n")
+}
+
 fn day_count(home: &Path, sql: &str) -> i64 {
     counts(home, &[sql])[0]
 }
@@ -547,7 +554,7 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
         let mut c = day_cmd(&home, "mem", model, budget);
         c.args(["pipeline", "-q"]);
         let (ms, _, code) = common::timed(c, None);
-        assert_eq!(code, 0, "mem pipeline failed");
+        assert_eq!(code, 0, "mem pipeline failed: {}", log_tail(&home));
         runs += 1;
         holds.push(ms / 1000.0);
         let found = hits(

@@ -90,10 +90,12 @@ pub fn get(
     Ok(out)
 }
 
-/// How many words have a vector for (model, dim).
+/// How many words have a vector for (model, dim) and a record that holds them (those distilled
+/// ahead of their records' own vectors are not counted).
 pub fn count(conn: &Connection, model: &str, dim: usize) -> Result<usize> {
     Ok(conn.query_row(
-        "SELECT count(*) FROM word_vectors WHERE model=?1 AND dim=?2 AND length(vector) > 0",
+        "SELECT count(*) FROM word_vectors WHERE model=?1 AND dim=?2 AND length(vector) > 0
+            AND df > 0",
         params![model, dim as i64],
         |r| r.get::<_, i64>(0),
     )? as usize)
