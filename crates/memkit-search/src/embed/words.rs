@@ -355,7 +355,7 @@ mod tests {
             .map(|i| format!("ahead{}", char::from(b'a' + (i % 26) as u8)).repeat(1 + i / 26))
             .collect();
         let vecs: Vec<Vec<f32>> = (0..ahead.len()).map(vec_of).collect();
-        store::write_tx(&mut conn, |tx| put(tx, "m", dim, &ahead, &vecs)).unwrap();
+        store::write_tx(&conn, |tx| put(tx, "m", dim, &ahead, &vecs)).unwrap();
         count(&mut conn, "m", dim, &["aheada aheadb aheadc", "aheadd"]).unwrap();
         store::embeddings::put(&conn, "observation", 1, "m", dim, &vec_of(3), "h").unwrap();
         calibrate(&conn, "m", dim).unwrap();
