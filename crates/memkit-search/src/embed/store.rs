@@ -658,9 +658,10 @@ pub fn embed_database(
     }
     count_words(conn, &m, dim, &pending, &stored)?;
     let distilled = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
-    // Measured again over the new vectors and words (distil does when it had words left): a
-    // backlog's runs end at their budget, and the floor would wait for the last of them.
-    if distilled == 0 && run.embedded > 0 {
+    // Words distilled ahead (distil measures the floor only for those it distils), or a
+    // first floor: a backlog's runs end at their budget, and it would wait for the last.
+    let unmeasured = super::words::floor(conn, &m.name, dim)?.is_none();
+    if distilled == 0 && unmeasured && run.embedded > 0 {
         super::words::calibrate(conn, &m.name, dim)?;
     }
     run.words += distilled;
