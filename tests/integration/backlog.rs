@@ -334,7 +334,7 @@ fn a_budgeted_run_gives_the_words_of_the_records_next_in_line_their_vectors_befo
         "the run was to end at its budget with records left: {c}"
     );
     // Every word of the records still waiting has its vector: a hook's prompt about them has
-    // one as soon as they have theirs. Those only waiting records hold are not counted yet.
+    // one as soon as they have theirs.
     let waiting = env.count(
         "SELECT count(*) FROM word_vectors WHERE model = 'qwen3-tiny' AND length(vector) = 0",
     );

@@ -658,8 +658,8 @@ pub fn embed_database(
     }
     count_words(conn, &m, dim, &pending, &stored)?;
     let distilled = super::words::distil(conn, &mut e, &m, dim, limits.until)?;
-    // Words distilled ahead (distil measures the floor only for those it distils), or a
-    // first floor: a backlog's runs end at their budget, and it would wait for the last.
+    // A first floor: distil measures it when it distils words, but during a backlog the words
+    // are distilled ahead, so it could otherwise wait for the last run.
     let unmeasured = super::words::floor(conn, &m.name, dim)?.is_none();
     if distilled == 0 && unmeasured && run.embedded > 0 {
         super::words::calibrate(conn, &m.name, dim)?;
