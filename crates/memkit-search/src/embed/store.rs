@@ -592,9 +592,11 @@ pub fn embed_database(
         .len();
     // The length first, so a progress bar counts (and estimates) from the start.
     progress(0, total);
-    // Vectors arrive as their batches finish; an owner is stored once all its windows are in, a
-    // transaction per 64 owners.
+    // Vectors arrive as their batches finish, out of order across sessions; an owner is stored
+    // once all its windows are in and so are those of every owner before it, a transaction per
+    // 64 owners. What is stored is then always the newest of the backlog, whatever kills the run.
     let mut ready: Vec<usize> = Vec::new();
+    let mut frontier = 0;
     let mut store = |conn: &mut Connection,
                      ready: &mut Vec<usize>,
                      got: &[Vec<Option<Vec<f32>>>],
@@ -625,8 +627,13 @@ pub fn embed_database(
         |k, v| {
             let (i, j) = misses[k];
             got[i][j] = Some(v);
-            if got[i].iter().all(Option::is_some) {
-                ready.push(i);
+            while frontier < pending.len()
+                && (stored[frontier] || got[frontier].iter().all(Option::is_some))
+            {
+                if !stored[frontier] {
+                    ready.push(frontier);
+                }
+                frontier += 1;
             }
             if ready.len() >= 64 {
                 store(conn, &mut ready, &got, &mut stored)?;
@@ -638,10 +645,10 @@ pub fn embed_database(
         },
         &stop,
     )?;
-    // Stopped at the budget: the windows of a long owner done so far go to the cache with the
-    // owners that are whole, so the next run embeds none of them again.
-    let partial: Vec<usize> = (0..pending.len())
-        .filter(|&i| !stored[i] && !ready.contains(&i) && got[i].iter().any(Option::is_some))
+    // Stopped at the budget: the owners that are whole past the frontier and the windows of a
+    // long owner done so far go to the cache, so the next run embeds none of them again.
+    let partial: Vec<usize> = (frontier..pending.len())
+        .filter(|&i| !stored[i] && got[i].iter().any(Option::is_some))
         .collect();
     ready.extend(partial);
     store(conn, &mut ready, &got, &mut stored)?;
