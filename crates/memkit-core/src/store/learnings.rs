@@ -263,18 +263,27 @@ pub fn searchable(
     after: Option<&str>,
     before: Option<&str>,
 ) -> Result<Vec<Learning>> {
+    // The projects in SQL, so that learnings_project is used: a prompt hook in one project of
+    // a million-record store read every project's 50,000 learnings to keep a twelfth of them.
+    let in_projects = projects.map_or(String::new(), |ps| {
+        format!(" AND project IN ({})", vec!["?"; ps.len()].join(", "))
+    });
     let mut st = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM learnings WHERE is_active = 1
-           AND updated_at >= coalesce(?1, '') AND (?2 IS NULL OR updated_at <= ?2)
+           AND updated_at >= coalesce(?1, '') AND (?2 IS NULL OR updated_at <= ?2){in_projects}
          ORDER BY id"
     ))?;
+    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&after, &before];
+    args.extend(
+        projects
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p as &dyn rusqlite::ToSql),
+    );
     let rows = st
-        .query_map(params![after, before], row)?
+        .query_map(args.as_slice(), row)?
         .collect::<rusqlite::Result<Vec<Learning>>>()?;
-    Ok(rows
-        .into_iter()
-        .filter(|l| projects.is_none_or(|ps| l.project.as_ref().is_some_and(|p| ps.contains(p))))
-        .collect())
+    Ok(rows)
 }
 
 /// The commands a session ran that succeeded (Bash, as typed), oldest first.
@@ -314,4 +323,49 @@ pub fn earlier_commands(
         .into_iter()
         .filter_map(|(s, c)| Some((s, c?)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What mem-search may find is the asked projects' active learnings within the bounds, and
+    /// only theirs: never another project's, nor one without a project when projects are asked.
+    #[test]
+    fn searchable_learnings_are_the_asked_projects_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = super::super::open(&dir.path().join("mem.db")).unwrap();
+        let add = |project: Option<&str>, content: &str, at: &str| {
+            let n = New {
+                project,
+                content,
+                category: "convention",
+                confidence: 0.8,
+                source_session: None,
+                evidence: None,
+                is_manual: true,
+            };
+            insert(&conn, &n, at).unwrap()
+        };
+        let a = add(Some("/p/a"), "a one", "2026-01-01T00:00:00Z");
+        let b = add(Some("/p/b"), "b one", "2026-01-02T00:00:00Z");
+        let none = add(None, "no project", "2026-01-03T00:00:00Z");
+        let a2 = add(Some("/p/a"), "a two", "2026-02-01T00:00:00Z");
+        let ids = |ps: Option<&[String]>, after: Option<&str>| -> Vec<i64> {
+            searchable(&conn, ps, after, None)
+                .unwrap()
+                .iter()
+                .map(|l| l.id)
+                .collect()
+        };
+        let (pa, both) = (
+            ["/p/a".to_string()],
+            ["/p/a".to_string(), "/p/b".to_string()],
+        );
+        assert_eq!(ids(None, None), [a, b, none, a2]);
+        assert_eq!(ids(Some(&pa), None), [a, a2]);
+        assert_eq!(ids(Some(&both), None), [a, b, a2]);
+        assert_eq!(ids(Some(&[]), None), Vec::<i64>::new());
+        assert_eq!(ids(Some(&pa), Some("2026-01-15")), [a2]);
+    }
 }

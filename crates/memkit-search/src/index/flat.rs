@@ -482,18 +482,22 @@ impl Part {
     /// [`RESCORE_MIN`] rows, so a small index or a narrow filter is compared exactly.
     pub fn search(&self, q: &[f32], k: usize, keep: Filter) -> Result<Vec<(u64, f32)>> {
         Ok(self
-            .search_and(q, k, keep, &Default::default(), &|_| false)?
+            .search_and(q, k, keep, None, &Default::default(), &|_| false)?
             .0)
     }
 
     /// [`Part::search`], and in the same pass over the rows the similarity of each of `also`
     /// this part holds (but none `skip` names), as [`Part::similarities`] gives it: the
-    /// lexical arm's candidates cost no second pass.
+    /// lexical arm's candidates cost no second pass. `narrow`: `keep` accepts at most so many
+    /// rows, few of the part's (a project's among many), so it is asked of a block's keys before
+    /// the block is scored, and as many rows are compared as a part of that size would need.
+    #[allow(clippy::too_many_arguments)]
     pub fn search_and(
         &self,
         q: &[f32],
         k: usize,
         keep: Filter,
+        narrow: Option<usize>,
         also: &std::collections::HashSet<u64>,
         skip: Filter,
     ) -> Result<(Hits, HashMap<u64, f32>)> {
@@ -506,7 +510,7 @@ impl Part {
         rotate(&u, &mut rotated);
         let depth = (k * RESCORE_PER_HIT)
             .max(RESCORE_MIN)
-            .max(self.rows / ROWS_PER_RESCORE);
+            .max(narrow.unwrap_or(self.rows).min(self.rows) / ROWS_PER_RESCORE);
         let (mut picked, extra) = Scan {
             blocks: &self.idx[self.rows_at..],
             rows: self.rows,
@@ -514,6 +518,7 @@ impl Part {
             tables: &Tables::new(&rotated, self.code),
             depth,
             keep,
+            narrow: narrow.is_some(),
             also: wanted.as_ref().map(|w| w as Filter),
             release: true,
         }
@@ -774,6 +779,8 @@ struct Scan<'a> {
     tables: &'a Tables,
     depth: usize,
     keep: Filter<'a>,
+    /// Whether a block is passed over unscored when `keep` accepts none of its rows.
+    narrow: bool,
     also: Option<Filter<'a>>,
     /// `blocks` is a file mapping whose pages the scan may let go as it reads them ([`release`]);
     /// never memory of the process's own, which letting go would zero.
@@ -857,6 +864,9 @@ impl Scan<'_> {
                         .map(|i| (at + i, key_of(block, i)))
                         .filter(|&(_, k)| also(k)),
                 );
+            }
+            if self.narrow && !(0..n).any(|i| (self.keep)(key_of(block, i))) {
+                continue;
             }
             self.tables.score(block, &mut scores);
             for (i, &s) in scores[..n].iter().enumerate() {
@@ -1017,7 +1027,14 @@ pub(crate) mod tests {
             assert!(scored.iter().all(|x| x.2 == x.1 as u64 + 1));
             // Duplicated vectors tie: ties go to the earlier row on any split.
             let also = |k: u64| k.is_multiple_of(997);
-            for keep in [&(|_| true) as Filter, &|k: u64| k.is_multiple_of(3)] {
+            // Every third row, and runs of 100 rows in 400 (whole blocks none of whose rows
+            // is kept, which a narrow scan passes over unscored).
+            let keeps = [
+                &(|_| true) as Filter,
+                &|k: u64| k.is_multiple_of(3),
+                &|k: u64| (k / 100).is_multiple_of(4),
+            ];
+            for (keep, narrow) in keeps.into_iter().flat_map(|k| [(k, false), (k, true)]) {
                 let mut want: Vec<&(f32, usize, u64)> =
                     scored.iter().filter(|x| keep(x.2)).collect();
                 want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -1030,12 +1047,13 @@ pub(crate) mod tests {
                     tables: &t,
                     depth: 200,
                     keep,
+                    narrow,
                     also: Some(&also),
                     release: false,
                 };
                 let mut one = scan.on(1);
                 one.0.sort_unstable();
-                assert_eq!(one.0, want, "{dim}");
+                assert_eq!(one.0, want, "{dim}, narrow: {narrow}");
                 // Each row with its own key.
                 let extra: Vec<(usize, u64)> = (996..5_000)
                     .step_by(997)
@@ -1082,6 +1100,7 @@ pub(crate) mod tests {
                     tables: &t,
                     depth: 1024,
                     keep: &|k| k % 3 != 0,
+                    narrow: false,
                     also: Some(&also),
                     release,
                 }
@@ -1171,7 +1190,7 @@ pub(crate) mod tests {
                     let also: std::collections::HashSet<u64> =
                         [3, 77, 5_001, 9_999, 123_456].into();
                     let (hits, sims) = p
-                        .search_and(&q, 10, &|_| true, &also, &|k| k == 77)
+                        .search_and(&q, 10, &|_| true, None, &also, &|k| k == 77)
                         .unwrap();
                     assert_eq!(hits, p.search(&q, 10, &|_| true).unwrap());
                     assert_eq!(sims, p.similarities(&q, &also, &|k| k == 77).unwrap());

@@ -102,7 +102,9 @@ impl Vectors {
         for (part, dead) in self.parts() {
             let gone = |key: u64| dead.is_some_and(|d| d.contains(&key));
             let keep = |key: u64| allowed.is_none_or(|a| a.contains(key)) && !gone(key);
-            let (top, found) = part.search_and(q, k, &keep, also, &gone)?;
+            // Below half the rows, a block none of whose rows is allowed costs its keys only.
+            let narrow = allowed.map(Keys::len).filter(|&n| n * 2 < part.rows());
+            let (top, found) = part.search_and(q, k, &keep, narrow, also, &gone)?;
             for (key, s) in top {
                 flat::keep_best(&mut best, key, s);
             }
