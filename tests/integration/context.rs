@@ -423,6 +423,20 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         let said = ask(unrelated);
         assert_eq!(said, "", "{unrelated:?} brought in:\n{said}");
     }
+    // A prompt about another codebase, asked where a long session holds only common words of
+    // it ("look", "session", "similar"): however unlikely their meeting by chance, no word
+    // that tells records apart met, and nothing comes in.
+    let said = hook(
+        &env,
+        &["--hook", "--prompt"],
+        &prompt_payload(
+            "/home/USER/projects/spotter-worktrees/spotter-fum",
+            "could we reuse @claude_code_log/templates/components/session_nav.html for that? \
+             looks like it's very similar?",
+        ),
+        "UserPromptSubmit",
+    );
+    assert_eq!(said, "", "common words brought in:\n{said}");
     // Another project's memory never comes in unasked, however relevant: the prompt hook
     // searches the prompt's own project only.
     let elsewhere = prompt_payload(

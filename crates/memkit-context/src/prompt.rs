@@ -16,7 +16,10 @@
 //! to show. It speaks when one of the first [`LOOK`] hits both covers [`GATE_COVERAGE`] of the
 //! prompt's mass and holds its matched words together more than chance would: the records of
 //! the prompt's project expected to hold those words by chance (each word's share of the index's
-//! records, multiplied, times the project's records) must be at most [`GATE_CHANCE`]. That
+//! records, multiplied, times the project's records) must be at most [`GATE_CHANCE`], and one of
+//! them must be informative (common words meet in a long record however rare their product
+//! says they are together: a session summary held "look", "session" and "similar" of an
+//! unrelated prompt at a chance of .02). That
 //! expectation is the store's own calibration: a word is as telling as it is rare here, and a
 //! project of long records (where any few words meet) needs rarer words to meet than one of short
 //! turns. A hit that passes another project's test opens it too (records that repeat each other
@@ -248,7 +251,7 @@ pub fn bearing(
             let meant = i == 0
                 && ((coverage >= MEANING_COVERAGE && over(MEANING_MARGIN))
                     || (known >= KNOWN_SHARE && over(MEANING_ALONE)));
-            let opens = (coverage >= GATE_COVERAGE && chance <= GATE_CHANCE)
+            let opens = (coverage >= GATE_COVERAGE && chance <= GATE_CHANCE && !strong.is_empty())
                 || q.clearly(coverage, &strong)
                 || meant;
             (coverage, strong, opens)
