@@ -118,7 +118,9 @@ pub fn count(conn: &mut Connection, model: &str, dim: usize, texts: &[&str]) -> 
 pub const AHEAD: usize = 1_000;
 
 /// Runs the words of `texts` (the newest records waiting for their own vectors, newest first)
-/// that have no vector yet through the model, in that order, a batch at a time until `until`.
+/// that have no vector yet through the model, in that order, a batch at a time until `until`,
+/// the first batch whatever the time: a run whose model load and floor took its budget (a slow
+/// or busy machine) still moves the hooks' signal on, as it still embeds one batch of records.
 /// During a backlog a run spends its whole budget on records and [`distil`] never starts, so
 /// a hook's prompt about today's work would have no vector for hours: the words of the
 /// records next in line come first. A word is counted only once a record holding it has its
@@ -139,7 +141,7 @@ pub fn distil_ahead(
         .collect();
     let mut done = 0;
     for batch in table::missing(conn, &m.name, dim, &all)?.chunks(BATCH) {
-        if std::time::Instant::now() >= until {
+        if done > 0 && std::time::Instant::now() >= until {
             break;
         }
         done += distil_batch(conn, e, m, dim, batch)?;
