@@ -706,6 +706,56 @@ fn a_sync_killed_anywhere_loses_and_duplicates_nothing() {
     }
 }
 
+/// Whatever else the working clone holds when a sync commits (another machine's file gone, as
+/// a git left running by a killed sync could leave it), the sync commits its own files only:
+/// the other machine's lines stay on the remote.
+#[test]
+fn a_sync_commits_its_own_files_only_whatever_else_the_clone_holds() {
+    let w = World::new();
+    let app_a = w.checkout("a/app", ORIGIN_SSH);
+    let app_b = w.checkout("b/app", ORIGIN_HTTPS);
+    let a = w.machine("laptop", app_a.to_str().unwrap());
+    let b = w.machine("desktop", app_b.to_str().unwrap());
+    notes(&b, &app_b, &["Invoices go out on Mondays"]);
+    sync(&b);
+    sync(&a);
+    // A git that takes the other machine's files out of the clone's tree each time it stages.
+    let bin = w.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = add ] && find \"$2\" -path '*/desktop/*' -name '*.jsonl' -delete; done\nexec {} \"$@\"\n",
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let a = a.set("PATH", &path);
+    notes(&a, &app_a, &["Ledgers close on Fridays"]);
+    sync(&a);
+    let history = w.history();
+    assert!(history.contains("Ledgers close on Fridays"), "{history}");
+    let held: Vec<String> = w.lines().iter().map(|l| l.to_string()).collect();
+    for note in ["Invoices go out on Mondays", "Ledgers close on Fridays"] {
+        assert!(held.iter().any(|l| l.contains(note)), "{note}: {held:?}");
+    }
+}
+
 #[test]
 fn the_pipeline_syncs_as_its_last_stage_and_tells_an_unreachable_remote_once() {
     let w = World::new();

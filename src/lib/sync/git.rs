@@ -51,8 +51,32 @@ fn base(dir: Option<&Path>) -> Command {
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .stdin(Stdio::null());
+    dies_with_parent(&mut c);
     c
 }
+
+/// A git started by a sync that is killed goes with it: left running, it went on changing the
+/// working clone under the next sync (which takes its lock files for stale ones).
+#[cfg(target_os = "linux")]
+fn dies_with_parent(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit), on
+    // a value copied before the fork.
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        c.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The parent may have died before the prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dies_with_parent(_: &mut Command) {}
 
 /// Runs `cmd` to its end, or kills it (and what it started) after `limit`.
 fn finish(
@@ -203,21 +227,38 @@ impl Git {
         Ok(())
     }
 
-    /// Commits everything changed in the tree with `message`; false when nothing changed.
-    pub fn commit_all(&self, message: &str) -> Result<bool> {
+    /// Commits `paths` (this machine's own files, relative to the clone) as they are in the
+    /// tree, and nothing else, with `message`; false when none changed. Whatever else the
+    /// tree holds (another machine's file gone or changed by something outside this run) is
+    /// never committed, so a sync cannot take another machine's lines off the remote.
+    pub fn commit_only(&self, paths: &[String], message: &str) -> Result<bool> {
         let err = |e: Failed| Error::other(e.to_string());
-        self.run(&["add", "-A", "--", "."]).map_err(err)?;
-        if self.run(&["diff", "--cached", "--quiet"]).is_ok() {
+        if paths.is_empty() {
             return Ok(false);
         }
-        self.run(&[
+        let with = |head: &[&str]| -> Vec<String> {
+            head.iter()
+                .map(|s| s.to_string())
+                .chain(std::iter::once("--".to_string()))
+                .chain(paths.iter().cloned())
+                .collect()
+        };
+        let run = |args: Vec<String>| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            self.run(&args)
+        };
+        run(with(&["add"])).map_err(err)?;
+        if run(with(&["diff", "--cached", "--quiet"])).is_ok() {
+            return Ok(false);
+        }
+        run(with(&[
             "commit",
             "-q",
             "--no-verify",
             "--no-gpg-sign",
             "-m",
             message,
-        ])
+        ]))
         .map_err(err)?;
         Ok(true)
     }

@@ -121,8 +121,19 @@ pub fn run(cfg: &Config) -> Result<Run> {
         plan.forgets(),
         if joined { ", joined" } else { "" }
     );
-    let written = plan.lines.iter().any(|l| !l.text.is_empty()) || joined;
-    if written && git.commit_all(&subject)? {
+    // This machine's own files only: its lines' files and its machine file.
+    let mut own: Vec<String> = plan
+        .lines
+        .iter()
+        .filter(|l| !l.text.is_empty())
+        .map(|l| l.file.clone())
+        .collect();
+    own.sort();
+    own.dedup();
+    if joined {
+        own.push(format!("{MACHINES}/{}.json", me.name));
+    }
+    if git.commit_only(&own, &subject)? {
         commits += 1;
     }
     store::write_tx(&conn, |tx| {
