@@ -450,11 +450,11 @@ pub fn start_detached(home: &Path) -> std::result::Result<(), String> {
 }
 
 /// Lowers this process's priority, and so its stages': a run the hooks start in the
-/// background must not slow the hooks of the session that goes on meanwhile. At nice 10 alone,
-/// on 2 cores, a capture hook took 1.52× its idle p50 while MiniLM's backlog was embedded
-/// (the first-day bench); in the idle class, where a waking hook takes the core at once, 1.29×.
-/// The cost: on a machine busy with other work a run waits for idle time, and so does the lock
-/// it holds; hooks never wait for it (they spool).
+/// background must not slow the hooks of the session that goes on meanwhile. With both cores
+/// of a 2-core machine busy at nice 10, a capture hook's p50 was 4.01 ms against 2.40 idle; in
+/// the idle class, where a waking hook takes the core at once, 2.45 (alternated, 240 hooks
+/// each, 2026-12-05). The cost: on a machine busy with other work a run waits for idle time,
+/// and so does the lock it holds; hooks never wait for it (they spool).
 pub fn in_background() {
     // SAFETY: nice only changes this process's scheduling priority; a failure leaves it as
     // it was, which is no reason to stop.
