@@ -354,3 +354,38 @@ fn a_budgeted_run_gives_the_words_of_the_records_next_in_line_their_vectors_befo
         0
     );
 }
+
+/// The words looked at ahead reach the newest observations waiting, past the records newer
+/// than all of them that are in line first (a first run's learnings are newer than any
+/// imported observation, and were most of the first 1,000 in line).
+#[test]
+fn the_words_looked_at_ahead_reach_the_newest_observations_past_newer_learnings() {
+    let env = env();
+    old_notes(&env, 1500);
+    env.ok("mem-compress", &["-q"], b"");
+    let db = env.db();
+    let newest: String = db
+        .query_row("SELECT max(created_at) FROM observations", [], |r| r.get(0))
+        .unwrap();
+    assert!(newest.as_str() < "2030-01-01", "{newest}");
+    db.execute_batch("BEGIN").unwrap();
+    for _ in 0..1200 {
+        db.execute(
+            "INSERT INTO learnings (project, content, category, confidence, created_at, updated_at)
+             VALUES ('/tmp/proj', 'prefer tabs', 'convention', 0.8, '2030-01-01T00:00:00Z',
+                     '2030-01-01T00:00:00Z')",
+            [],
+        )
+        .unwrap();
+    }
+    db.execute_batch("COMMIT").unwrap();
+    let c = counts(&env.ok("mem-embed", &["--budget", "0"], b""));
+    assert!(n(&c, "left") > 0, "{c}");
+    let words = env.count(
+        "SELECT count(*) FROM word_vectors WHERE model = 'qwen3-tiny' AND length(vector) > 0",
+    );
+    assert_eq!(
+        words, 24,
+        "prefer, tabs, and the notes' the, near and twenty nouns: {c}"
+    );
+}

@@ -576,11 +576,18 @@ pub fn embed_database(
         // the records next in line.
         let share = Instant::now() + until.saturating_duration_since(Instant::now()) / 4;
         run.words += super::words::distil(conn, &mut e, &m, dim, Some(share))?;
+        // As far as the AHEAD-th observation: the learnings a first run distils are newer than
+        // any of them, and were most of the first 1,000 in line.
+        let mut observations = 0;
         let ahead: Vec<&str> = pending
             .iter()
             .zip(&stored)
             .filter(|(_, s)| !**s)
-            .take(super::words::AHEAD)
+            .take_while(|(p, _)| {
+                let more = observations < super::words::AHEAD;
+                observations += usize::from(p.owner_kind == "observation");
+                more
+            })
             .map(|(p, _)| bare(&m, p))
             .collect();
         run.words += super::words::distil_ahead(conn, &mut e, &m, dim, &ahead, share)?;
