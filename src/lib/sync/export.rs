@@ -73,16 +73,18 @@ pub struct HeldRow {
 }
 
 impl Plan {
+    /// The lines a run appends (a record held back from the start has none to write).
+    pub fn written(&self) -> impl Iterator<Item = &Planned> {
+        self.lines.iter().filter(|l| !l.text.is_empty())
+    }
+
     pub fn puts(&self) -> usize {
         self.lines.iter().filter(|l| l.item.op == "put").count()
     }
 
     /// Tombstones written (a record held back from the start needs none).
     pub fn forgets(&self) -> usize {
-        self.lines
-            .iter()
-            .filter(|l| l.item.op == "forget" && !l.text.is_empty())
-            .count()
+        self.written().filter(|l| l.item.op == "forget").count()
     }
 
     /// Records what was written and held back: in the transaction that also moves the own

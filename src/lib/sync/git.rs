@@ -236,29 +236,31 @@ impl Git {
         if paths.is_empty() {
             return Ok(false);
         }
-        let with = |head: &[&str]| -> Vec<String> {
+        fn with<'a>(head: &[&'a str], paths: &'a [String]) -> Vec<&'a str> {
             head.iter()
-                .map(|s| s.to_string())
-                .chain(std::iter::once("--".to_string()))
-                .chain(paths.iter().cloned())
+                .copied()
+                .chain(["--"])
+                .chain(paths.iter().map(String::as_str))
                 .collect()
-        };
-        let run = |args: Vec<String>| {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            self.run(&args)
-        };
-        run(with(&["add"])).map_err(err)?;
-        if run(with(&["diff", "--cached", "--quiet"])).is_ok() {
+        }
+        self.run(&with(&["add"], paths)).map_err(err)?;
+        if self
+            .run(&with(&["diff", "--cached", "--quiet"], paths))
+            .is_ok()
+        {
             return Ok(false);
         }
-        run(with(&[
-            "commit",
-            "-q",
-            "--no-verify",
-            "--no-gpg-sign",
-            "-m",
-            message,
-        ]))
+        self.run(&with(
+            &[
+                "commit",
+                "-q",
+                "--no-verify",
+                "--no-gpg-sign",
+                "-m",
+                message,
+            ],
+            paths,
+        ))
         .map_err(err)?;
         Ok(true)
     }

@@ -122,16 +122,11 @@ pub fn run(cfg: &Config) -> Result<Run> {
         if joined { ", joined" } else { "" }
     );
     // This machine's own files only: its lines' files and its machine file.
-    let mut own: Vec<String> = plan
-        .lines
-        .iter()
-        .filter(|l| !l.text.is_empty())
-        .map(|l| l.file.clone())
-        .collect();
+    let mut own: Vec<String> = plan.written().map(|l| l.file.clone()).collect();
     own.sort();
     own.dedup();
     if joined {
-        own.push(format!("{MACHINES}/{}.json", me.name));
+        own.push(wire::machine_file(&me.name));
     }
     if git.commit_only(&own, &subject)? {
         commits += 1;
@@ -292,7 +287,7 @@ fn not_there(remote: &str, e: &git::Failed) -> Error {
 /// Names this machine on the remote; true when its file is new (to commit). A name another
 /// database holds is refused: two machines must never append to one file.
 fn claim(git: &Git, me: &Me, remote: &str) -> Result<bool> {
-    let path = git.dir.join(MACHINES).join(format!("{}.json", me.name));
+    let path = git.dir.join(wire::machine_file(&me.name));
     if let Ok(text) = std::fs::read_to_string(&path) {
         return match Machine::parse(&text) {
             Some(m) if m.origin != me.origin => Err(Error::Usage(format!(
@@ -376,7 +371,7 @@ fn read_all(
 fn append(dir: &Path, plan: &Plan) -> Result<()> {
     use std::io::Write;
     let mut by_file: std::collections::BTreeMap<&str, String> = Default::default();
-    for l in plan.lines.iter().filter(|l| !l.text.is_empty()) {
+    for l in plan.written() {
         let text = by_file.entry(&l.file).or_default();
         text.push_str(&l.text);
         text.push('\n');
@@ -396,7 +391,7 @@ fn append(dir: &Path, plan: &Plan) -> Result<()> {
 /// This machine's files read to their new end (what it appended is what it recorded).
 fn own_offsets(conn: &Connection, dir: &Path, plan: &Plan) -> Result<()> {
     let mut counts: std::collections::BTreeMap<&str, u64> = Default::default();
-    for l in plan.lines.iter().filter(|l| !l.text.is_empty()) {
+    for l in plan.written() {
         *counts.entry(&l.file).or_default() += 1;
     }
     for (file, n) in counts {

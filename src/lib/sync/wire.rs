@@ -183,6 +183,11 @@ pub fn gid(origin: &str, kind: &str, local: &str, born: &str) -> String {
     }
 }
 
+/// A machine's file naming it, relative to the clone.
+pub fn machine_file(name: &str) -> String {
+    format!("{MACHINES}/{name}.json")
+}
+
 /// A machine's own file for `key` this month.
 pub fn file_of(key: &str, name: &str, at: &str) -> String {
     let month = at.get(..7).unwrap_or("0000-00");

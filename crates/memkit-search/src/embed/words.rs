@@ -112,9 +112,10 @@ pub fn count(conn: &mut Connection, model: &str, dim: usize, texts: &[&str]) -> 
 }
 
 /// Pending observations whose words [`distil_ahead`] looks at, the newest first, with every
-/// record newer than the last of them: about ten runs' worth with the 0.6B-size graph. Measured on the first-day bench, the words of the next
-/// 5,000 took a quarter of every run for 16 runs (20,000 words), and the newest 1,000 records
-/// waited for their own vectors past 900 s where 620 s had done.
+/// record newer than the last of them: about ten runs' worth with the 0.6B-size graph.
+/// Measured on the first-day bench, the words of the next 5,000 took a quarter of every run
+/// for 16 runs (20,000 words), and the newest 1,000 records waited for their own vectors past
+/// 900 s where 620 s had done.
 pub const AHEAD: usize = 1_000;
 
 /// Runs the words of `texts` (the newest records waiting for their own vectors, newest first)

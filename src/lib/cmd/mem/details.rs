@@ -14,9 +14,9 @@ mem-index: mem-compress and mem-embed work newest first and leave an old backlog
 history, every vector after a model change) to the next runs; --drain works it all, with
 mem-embed's progress and time left on a terminal. Runs take turns on $MEM_HOME/pipeline.lock
 (flock; it holds the running pid): a run that finds it taken exits 0 at once, and the running one
-takes the work that arrived meanwhile. A detached run works at a lower priority (nice 10; on Linux in the idle scheduling class, so the
-hooks and the user's own work go first). What the
-stages say and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in
+takes the work that arrived meanwhile. A detached run works at a lower priority (nice 10; on Linux
+in the idle scheduling class, so the hooks and the user's own work go first). What the stages say
+and how they fail goes to $MEM_HOME/logs/pipeline.log. With --detach it starts the run in
 its own session, detached from the caller's terminal and pipes, and returns at once: what the Stop
 and SessionEnd hooks run. scripts/mem-pipeline is the same command for those who know it by that
 name. MEM_DISABLE=1 makes it a no-op.
