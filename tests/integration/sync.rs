@@ -88,6 +88,15 @@ impl World {
 
     /// Every memory line the remote's branches hold now, parsed.
     fn lines(&self) -> Vec<Value> {
+        let pushed = Command::new("git")
+            .arg("-C")
+            .arg(self.remote())
+            .args(["rev-parse", "-q", "--verify", "main"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !pushed {
+            return vec![];
+        }
         let files = git(&self.remote(), &["ls-tree", "-r", "--name-only", "main"]);
         files
             .lines()
@@ -709,6 +718,114 @@ fn a_sync_killed_anywhere_loses_and_duplicates_nothing() {
 /// Whatever else the working clone holds when a sync commits (another machine's file gone, as
 /// a git left running by a killed sync could leave it), the sync commits its own files only:
 /// the other machine's lines stay on the remote.
+/// A directory holding a `git` that runs `script` (`{git}` in it names the real one), put first
+/// on PATH: the PATH to give a machine.
+fn git_on_path(w: &World, script: &str) -> String {
+    let bin = w.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\n{}\n", script.replace("{git}", real.trim())),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())
+}
+
+/// A sync killed just before or just after any one of its git commands (its first, on a remote
+/// nobody pushed to yet, and one on a remote that holds another machine's lines): the next
+/// sync puts its lines on the remote once, beside the other machine's. Timed kills (the test
+/// above) hit these moments only by chance.
+#[test]
+fn a_sync_killed_at_any_of_its_git_steps_loses_nothing() {
+    for others in [false, true] {
+        let w = World::new();
+        let app_a = w.checkout("a/app", ORIGIN_SSH);
+        let a = w.machine("laptop", app_a.to_str().unwrap());
+        let mut want = vec!["Ledgers close on Fridays"];
+        if others {
+            let app_b = w.checkout("b/app", ORIGIN_HTTPS);
+            let b = w.machine("desktop", app_b.to_str().unwrap());
+            notes(&b, &app_b, &["Invoices go out on Mondays"]);
+            sync(&b);
+            want.push("Invoices go out on Mondays");
+        }
+        notes(&a, &app_a, &[want[0]]);
+        // Each try starts from this state: the store and the remote as they are now.
+        let saved = w.dir.path().join("saved");
+        std::fs::create_dir_all(&saved).unwrap();
+        let kept = [
+            (a.home(), saved.join("home")),
+            (w.remote(), saved.join("remote")),
+        ];
+        for (from, to) in &kept {
+            copy_dir(from, to);
+        }
+        // Counts the git commands a sync starts and kills the sync at the at-th.
+        let count = w.dir.path().join("count");
+        for when in ["before", "after"] {
+            for at in 1.. {
+                for (to, from) in &kept {
+                    std::fs::remove_dir_all(to).unwrap();
+                    copy_dir(from, to);
+                }
+                let _ = std::fs::remove_file(&count);
+                let kill = "kill -9 $PPID; exit 1";
+                let script = format!(
+                    "n=$(( $(cat {c} 2>/dev/null || echo 0) + 1 )); echo $n > {c}\n[ $n = {at} ] && [ {when} = before ] && {{ {kill}; }}\n{{git}} \"$@\"; rc=$?\n[ $n = {at} ] && {{ {kill}; }}\nexit $rc",
+                    c = count.display(),
+                );
+                let out = a
+                    .cmd("mem")
+                    .arg("sync")
+                    .env("PATH", git_on_path(&w, &script))
+                    .output()
+                    .unwrap();
+                if out.status.code().is_some() {
+                    // Fewer git commands than `at`: the sync ran to its end.
+                    assert!(out.status.success(), "{}", show(&out));
+                    break;
+                }
+                sync(&a);
+                let held: Vec<String> = w.lines().iter().map(|l| l.to_string()).collect();
+                for note in &want {
+                    let n = held.iter().filter(|l| l.contains(note)).count();
+                    assert_eq!(
+                        n, 1,
+                        "killed {when} git command {at} (others: {others}): {note}: {held:?}"
+                    );
+                }
+                assert_eq!(counts(&sync(&a)), [0; 5], "killed {when} git command {at}");
+            }
+        }
+    }
+}
+
+/// `cp -a from to`.
+fn copy_dir(from: &Path, to: &Path) {
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp -a {} {}", from.display(), to.display());
+}
+
 #[test]
 fn a_sync_commits_its_own_files_only_whatever_else_the_clone_holds() {
     let w = World::new();
@@ -720,31 +837,10 @@ fn a_sync_commits_its_own_files_only_whatever_else_the_clone_holds() {
     sync(&b);
     sync(&a);
     // A git that takes the other machine's files out of the clone's tree each time it stages.
-    let bin = w.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let wrapper = bin.join("git");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = add ] && find \"$2\" -path '*/desktop/*' -name '*.jsonl' -delete; done\nexec {} \"$@\"\n",
-            real.trim()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let path = git_on_path(
+        &w,
+        "for a in \"$@\"; do [ \"$a\" = add ] && find \"$2\" -path '*/desktop/*' -name '*.jsonl' -delete; done\nexec {git} \"$@\"",
+    );
     let a = a.set("PATH", &path);
     notes(&a, &app_a, &["Ledgers close on Fridays"]);
     sync(&a);

@@ -218,10 +218,15 @@ impl Git {
         if dotgit.join("rebase-merge").exists() || dotgit.join("rebase-apply").exists() {
             let _ = self.run(&["rebase", "--abort"]);
         }
-        if self.rev("HEAD").is_some() {
-            self.run(&["reset", "-q", "--hard"])
-                .map_err(|e| Error::other(e.to_string()))?;
-        }
+        // Before the first commit there is no HEAD to reset to, but a run killed after
+        // staging left its lines in the index, where `clean` does not reach them: read back
+        // as this machine's own, they were taken as shared and never committed.
+        let reset: &[&str] = if self.rev("HEAD").is_some() {
+            &["reset", "-q", "--hard"]
+        } else {
+            &["read-tree", "--empty"]
+        };
+        self.run(reset).map_err(|e| Error::other(e.to_string()))?;
         self.run(&["clean", "-q", "-fd"])
             .map_err(|e| Error::other(e.to_string()))?;
         Ok(())
