@@ -437,6 +437,33 @@ fn a_prompt_brings_in_the_right_memory_and_an_unrelated_one_nothing() {
         "UserPromptSubmit",
     );
     assert_eq!(said, "", "common words brought in:\n{said}");
+    // Prompts about other codebases asked in projects of a few records, where one word that
+    // tells records apart met beside common ones: in so few records that word is no sign.
+    for (project, prompt) in [
+        (
+            "/home/marco/projects/spotter",
+            "Hey Claude, can you please add a Github Action to run tests and linting? You can \
+             test it with `act`.",
+        ),
+        (
+            "/home/USER/projects/spotter-worktrees/spotter-fum",
+            "Hey Claude, please have a look at the git diff of claude_code_log/renderer.py and \
+             explain what does it change",
+        ),
+        (
+            "/home/marco/projects/spotter",
+            "Search if claude -p can make use of WebSearch and Task tool. Especially the Task \
+             with Haiku model.",
+        ),
+    ] {
+        let said = hook(
+            &env,
+            &["--hook", "--prompt"],
+            &prompt_payload(project, prompt),
+            "UserPromptSubmit",
+        );
+        assert_eq!(said, "", "{prompt:?} in {project} brought in:\n{said}");
+    }
     // Another project's memory never comes in unasked, however relevant: the prompt hook
     // searches the prompt's own project only.
     let elsewhere = prompt_payload(
