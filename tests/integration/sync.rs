@@ -59,6 +59,12 @@ impl World {
         p
     }
 
+    /// A machine named `name` sharing a checkout at `rel` whose origin is `url`.
+    fn at(&self, name: &str, rel: &str, url: &str) -> (Env, PathBuf) {
+        let p = self.checkout(rel, url);
+        (self.machine(name, p.to_str().unwrap()), p)
+    }
+
     /// A clone of the bare repository `bare` (made when missing) at `rel`: its origin is the
     /// bare repository's path.
     fn clone_of(&self, bare: &str, rel: &str) -> PathBuf {
@@ -513,8 +519,7 @@ fn forgetting_propagates_as_a_tombstone_and_an_imported_forget_stays_here() {
 #[test]
 fn malformed_and_newer_lines_are_skipped_counted_and_named() {
     let w = World::new();
-    let app_b = w.checkout("b/app", ORIGIN_HTTPS);
-    let b = w.machine("desktop", app_b.to_str().unwrap());
+    let (b, _) = w.at("desktop", "b/app", ORIGIN_HTTPS);
     // Another machine's file, written by hand: one good line, one broken, one from a newer
     // memkit, one of a kind this memkit does not know, one good after them.
     let hand = w.dir.path().join("hand");
@@ -676,10 +681,8 @@ fn machines_syncing_at_once_lose_and_duplicate_nothing() {
 #[test]
 fn a_sync_killed_anywhere_loses_and_duplicates_nothing() {
     let w = World::new();
-    let app_a = w.checkout("a/app", ORIGIN_SSH);
-    let app_b = w.checkout("b/app", ORIGIN_HTTPS);
-    let a = w.machine("laptop", app_a.to_str().unwrap());
-    let b = w.machine("desktop", app_b.to_str().unwrap());
+    let (a, app_a) = w.at("laptop", "a/app", ORIGIN_SSH);
+    let (b, app_b) = w.at("desktop", "b/app", ORIGIN_HTTPS);
     many(&a, &app_a, 3000, "ledger");
     many(&b, &app_b, 1000, "invoice");
     // Killed at different moments of its run (before, during and after its commit and push).
@@ -753,12 +756,10 @@ fn git_on_path(w: &World, script: &str) -> String {
 fn a_sync_killed_at_any_of_its_git_steps_loses_nothing() {
     for others in [false, true] {
         let w = World::new();
-        let app_a = w.checkout("a/app", ORIGIN_SSH);
-        let a = w.machine("laptop", app_a.to_str().unwrap());
+        let (a, app_a) = w.at("laptop", "a/app", ORIGIN_SSH);
         let mut want = vec!["Ledgers close on Fridays"];
         if others {
-            let app_b = w.checkout("b/app", ORIGIN_HTTPS);
-            let b = w.machine("desktop", app_b.to_str().unwrap());
+            let (b, app_b) = w.at("desktop", "b/app", ORIGIN_HTTPS);
             notes(&b, &app_b, &["Invoices go out on Mondays"]);
             sync(&b);
             want.push("Invoices go out on Mondays");
@@ -829,10 +830,8 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn a_sync_commits_its_own_files_only_whatever_else_the_clone_holds() {
     let w = World::new();
-    let app_a = w.checkout("a/app", ORIGIN_SSH);
-    let app_b = w.checkout("b/app", ORIGIN_HTTPS);
-    let a = w.machine("laptop", app_a.to_str().unwrap());
-    let b = w.machine("desktop", app_b.to_str().unwrap());
+    let (a, app_a) = w.at("laptop", "a/app", ORIGIN_SSH);
+    let (b, app_b) = w.at("desktop", "b/app", ORIGIN_HTTPS);
     notes(&b, &app_b, &["Invoices go out on Mondays"]);
     sync(&b);
     sync(&a);
