@@ -361,22 +361,21 @@ fn measure(home: &Path, n: usize) {
 /// window) that the vector index returns for the bench's queries.
 /// The vector index's recall@k against comparing every stored vector: (strict, and counting
 /// ties within [`EPSILON`] of the k-th as ann-benchmarks does).
-/// Within `project` when given: its observations only, through the filter a project search
-/// hands the scan.
+/// Within `project` when given: its records only, the keys a project search hands the scan
+/// (`search::filters::keys`).
 fn recall(home: &Path, queries: &[String], k: usize, project: Option<&str>) -> (f64, f64) {
     let conn = memkit::store::open(&home.join("mem.db")).unwrap();
     let layout = Layout::new(home);
     let st = layout.load_state().unwrap();
     let vs = &st.vectors[0];
     let v = memkit::index::vectors::Vectors::view(&layout.dir, vs).unwrap();
-    let allowed: Option<memkit::index::vectors::Keys> = project.map(|p| {
-        let mut st = conn
-            .prepare("SELECT id FROM observations WHERE project = ?1")
-            .unwrap();
-        st.query_map([p], |r| r.get::<_, i64>(0))
-            .unwrap()
-            .map(|id| memkit::store::vector_key("observation", id.unwrap()))
-            .collect()
+    let allowed = project.and_then(|p| {
+        let f = memkit::store::filters::Filters {
+            projects: Some(vec![p.to_string()]),
+            ..Default::default()
+        };
+        let learned = f.learnings(&conn).unwrap();
+        memkit::search::filters::keys(&f, &conn, &learned, None).unwrap()
     });
     let mut all = memkit::store::embeddings::all(&conn, &vs.model, vs.dim).unwrap();
     if let Some(a) = &allowed {
