@@ -112,7 +112,8 @@ pub fn run(cfg: &Config) -> Result<Run> {
     read_all(&conn, &me, &git, &projects, &mut intake)?;
     let now = store::now();
     let plan = export::plan(&conn, &me, &projects, &now)?;
-    append(&git.dir, &plan)?;
+    // This machine's own files only are committed: its lines' files and its machine file.
+    let mut own = append(&git.dir, &plan)?;
     let mut commits = 0;
     let subject = format!(
         "memkit sync: {}: {} record(s), {} forgotten{}",
@@ -121,10 +122,6 @@ pub fn run(cfg: &Config) -> Result<Run> {
         plan.forgets(),
         if joined { ", joined" } else { "" }
     );
-    // This machine's own files only: its lines' files and its machine file.
-    let mut own: Vec<String> = plan.written().map(|l| l.file.clone()).collect();
-    own.sort();
-    own.dedup();
     if joined {
         own.push(wire::machine_file(&me.name));
     }
@@ -367,8 +364,8 @@ fn read_all(
     Ok(())
 }
 
-/// Appends the plan's lines to this machine's files.
-fn append(dir: &Path, plan: &Plan) -> Result<()> {
+/// Appends the plan's lines to this machine's files; the files, relative to the clone.
+fn append(dir: &Path, plan: &Plan) -> Result<Vec<String>> {
     use std::io::Write;
     let mut by_file: std::collections::BTreeMap<&str, String> = Default::default();
     for l in plan.written() {
@@ -376,7 +373,7 @@ fn append(dir: &Path, plan: &Plan) -> Result<()> {
         text.push_str(&l.text);
         text.push('\n');
     }
-    for (file, text) in by_file {
+    for (file, text) in &by_file {
         let path = dir.join(file);
         std::fs::create_dir_all(path.parent().expect("a file has a folder"))?;
         let mut f = std::fs::OpenOptions::new()
@@ -385,7 +382,7 @@ fn append(dir: &Path, plan: &Plan) -> Result<()> {
             .open(&path)?;
         f.write_all(text.as_bytes())?;
     }
-    Ok(())
+    Ok(by_file.into_keys().map(str::to_string).collect())
 }
 
 /// This machine's files read to their new end (what it appended is what it recorded).
