@@ -528,8 +528,9 @@ fn longest_hold(home: &Path) -> f64 {
 
 /// The user's first day with `model`: `mem-capture --transcripts` of the history into a fresh
 /// home, then `mem pipeline` runs back to back (each as the Stop hook's detached run is:
-/// budgeted, at nice 10 and in the idle scheduling class) while the capture, SessionStart and prompt hooks run beside them, a new
-/// session arriving after the first run; then `mem pipeline --drain`, unless `mem status` says
+/// budgeted, at nice 10 and in the idle scheduling class) while the capture, SessionStart and
+/// prompt hooks run beside them, a new session arriving after the first run; then
+/// `mem pipeline --drain`, unless `mem status` says
 /// it takes over MEMKIT_BENCH_DRAIN_MAX_S: the time the backlog is gone is then the one it
 /// estimates. Prints each row with its budget.
 fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, budget: f64) {
