@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use crate::recall::session;
-use crate::{Env, fixtures, jsonl, show};
+use crate::{Env, copy_dir, fixtures, jsonl, show};
 
 /// A data home built once: fixtures imported, compressed and indexed by the real binaries.
 fn template() -> &'static Path {
@@ -23,19 +23,6 @@ fn template() -> &'static Path {
         dir
     })
     .path()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
 }
 
 /// A fresh data home holding a copy of the template (database and indexes).

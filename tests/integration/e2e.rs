@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::compress::{Mock, Reply, Seen};
-use crate::{Env, bin, show, wait_for};
+use crate::{Env, bin, copy_dir, show, wait_for};
 
 /// The Claude Code CLI; fails (never skips) when it is not there, like the model tests.
 fn claude() -> PathBuf {
@@ -402,18 +402,6 @@ impl Setup {
             1,
             "SessionEnd closed the session"
         );
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
     }
 }
 

@@ -1,11 +1,9 @@
 //! `mem-eval compression` and `mem-eval health` on the fixture transcripts, captured and
 //! compressed by the real binaries (heuristic), with problems planted in copies of the store.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::{Env, jsonl, show};
+use crate::{Env, copy_dir, jsonl, show};
 
 /// The fixture transcripts captured, compressed (heuristic) and indexed.
 fn fixture_store() -> Env {
@@ -14,19 +12,6 @@ fn fixture_store() -> Env {
     env.ok("mem-compress", &["-q"], b"");
     env.ok("mem-index", &["-q"], b"");
     env
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// A new environment holding a copy of `env`'s data home.

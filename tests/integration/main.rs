@@ -177,6 +177,20 @@ impl Env {
 
 /// Polls `cond` until it holds, failing with `what` after a minute: for work done by a
 /// detached process, which the test cannot wait for directly.
+/// A copy of the directory `from` at `to` (made, with its parents, when missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 pub fn wait_for(env: &Env, what: &str, cond: impl Fn(&Env) -> bool) {
     for _ in 0..1200 {
         if cond(env) {

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::{Env, jsonl, show};
+use crate::{Env, copy_dir, jsonl, show};
 
 const ORIGIN_SSH: &str = "git@github.com:acme/app.git";
 const ORIGIN_HTTPS: &str = "https://github.com/Acme/app";
@@ -813,18 +813,6 @@ fn a_sync_killed_at_any_of_its_git_steps_loses_nothing() {
             }
         }
     }
-}
-
-/// `cp -a from to`.
-fn copy_dir(from: &Path, to: &Path) {
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "cp -a {} {}", from.display(), to.display());
 }
 
 #[test]
