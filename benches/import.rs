@@ -742,8 +742,10 @@ fn first_day(tmp: &Path, hist: &Path, size_mb: f64, label: &str, model: &str, bu
     );
     // The hooks compare a prompt's words with the records' own vectors: their signal reaches
     // a record with its vector, which the 2-minute target would need ~4× faster than the
-    // 0.6B-size graph's ceiling (docs/PERFORMANCE.md, "The hooks' semantic signal on the first
-    // day").
+    // 0.6B-size graph's ceiling. Stand-ins cheap enough for it (sums of words' vectors, the
+    // model's vectors of the records' heads; in the gate or in the ranking only) were measured
+    // and each either opened the hook on noise or ranked below the lexical search alone
+    // (docs/PERFORMANCE.md, "The hooks' semantic signal on the first day").
     common::figure(
         "import",
         None,
