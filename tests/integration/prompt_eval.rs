@@ -92,6 +92,7 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
         .unwrap();
     }
     let work = env.dir.path().join("work");
+    let questions = env.dir.path().join("questions.jsonl");
     let out = env.ok(
         "mem-eval",
         &[
@@ -104,6 +105,8 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
             "--keep",
             "--now",
             NOW,
+            "--questions",
+            questions.to_str().unwrap(),
         ],
         b"",
     );
@@ -155,6 +158,7 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
             .map(|id: i64| ids[&id].clone())
             .collect()
     };
+    let mut replayed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for q in lines(&set.join("queries.jsonl")) {
         let qid = q["qid"].as_str().unwrap();
         let Some(rel) = qrels.get(qid) else { continue };
@@ -167,6 +171,7 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
             q["text"].as_str().unwrap(),
         );
         let given = injected(&text);
+        replayed.insert(qid.into(), given.clone());
         let found = given.iter().filter(|d| rel.contains(d)).count() as f64;
         let tokens = if text.is_empty() {
             0
@@ -197,6 +202,29 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
                 "{c} {name}: {r}"
             );
         }
+    }
+    // --questions: each question's line holds what the hook gave it, and its evidence.
+    let traced: BTreeMap<String, Value> = lines(&questions)
+        .into_iter()
+        .map(|l| (l["qid"].as_str().unwrap().to_string(), l))
+        .collect();
+    assert_eq!(
+        traced.keys().collect::<Vec<_>>(),
+        replayed.keys().collect::<Vec<_>>()
+    );
+    for (qid, given) in &replayed {
+        let l = &traced[qid];
+        let hook: Vec<&str> = l["hook"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(hook, *given, "{qid}: {l}");
+        let mut rel = qrels[qid].clone();
+        rel.sort();
+        assert_eq!(l["evidence"], json!(rel), "{qid}");
+        assert_eq!(l["search"].as_array().unwrap().len(), 10, "{l}");
     }
     // The baselines are given 1, 2, 3 items and the hook's mean.
     let mean = row("hook", None, "all")["items"].as_f64().unwrap();

@@ -41,6 +41,26 @@ pub struct Options {
     pub now: String,
     /// The share of the records given vectors ([`retrieval::Options::vectors`]).
     pub vectors: Option<f64>,
+    /// Where to write what each question was given ([`Question`]), a line each.
+    pub questions: Option<PathBuf>,
+}
+
+/// What one question was given, by the hook and the baselines: the `--questions` file's lines,
+/// so that a figure can be traced to the questions behind it.
+#[derive(Debug, Serialize)]
+pub struct Question<'a> {
+    pub qid: &'a str,
+    pub scope: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<&'a str>,
+    pub text: &'a str,
+    /// The set's evidence records, by id.
+    pub evidence: Vec<&'a str>,
+    /// The records the hook injected, in order (none: it was silent).
+    pub hook: &'a [String],
+    /// The first 10 of mem-search's default search and of the textbook BM25.
+    pub search: Vec<&'a str>,
+    pub textbook: Vec<&'a str>,
 }
 
 /// One row of figures: a retriever on the questions of one category (`all`, each category,
@@ -97,6 +117,16 @@ struct Said {
 
 pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
     retrieval::check_scopes(set)?;
+    // Made first: a path that cannot be written fails before the run, not after it.
+    let questions = opts
+        .questions
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(|f| (p, f))
+                .map_err(|e| memkit_core::Error::other(format!("{}: {e}", p.display())))
+        })
+        .transpose()?;
     let build = retrieval::Options {
         modes: vec!["hybrid".into()],
         model: opts.model.clone(),
@@ -149,12 +179,53 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
             r
         })
         .collect();
+    if let Some((path, file)) = questions {
+        write_questions(path, file, set, &asked, &said, &search, &textbook)?;
+    }
     let mut rows = figures(set, &asked, &said, &search, &textbook);
     for ((name, _), said) in opts.noise.iter().zip(&noise) {
         rows.push(noise_row(&set.name, name, said));
     }
     let home = mem.finish(opts.keep)?;
     Ok(Outcome { rows, home })
+}
+
+fn write_questions(
+    path: &std::path::Path,
+    mut file: std::fs::File,
+    set: &Set,
+    asked: &[&Query],
+    said: &[Said],
+    search: &[retrieval::Ranking],
+    textbook: &[retrieval::Ranking],
+) -> Result<()> {
+    let mut out = String::new();
+    for (i, q) in asked.iter().enumerate() {
+        let mut evidence: Vec<&str> = set.qrels[&q.qid]
+            .iter()
+            .filter(|(_, v)| **v > 0)
+            .map(|(d, _)| d.as_str())
+            .collect();
+        evidence.sort_unstable();
+        let line = Question {
+            qid: &q.qid,
+            scope: &q.scope,
+            category: q.category.as_deref(),
+            text: &q.text,
+            evidence,
+            hook: &said[i].items,
+            search: ids(&search[i]),
+            textbook: ids(&textbook[i]),
+        };
+        out.push_str(&serde_json::to_string(&line)?);
+        out.push('\n');
+    }
+    std::io::Write::write_all(&mut file, out.as_bytes())
+        .map_err(|e| memkit_core::Error::other(format!("{}: {e}", path.display())))
+}
+
+fn ids(r: &retrieval::Ranking) -> Vec<&str> {
+    r.iter().map(|x| x.0.as_str()).collect()
 }
 
 /// A question with at least one evidence record (the others are not scored).

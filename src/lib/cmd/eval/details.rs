@@ -70,8 +70,11 @@ mem-search's default search (search, as mem-search --project SCOPE runs it) and 
 (textbook), each given k = 1, 2, 3 items and the hook's own mean (a fraction of a question gets the
 next item). --noise FILE ({qid, scope, text} per line: prompts no memory bears on; a scope the set
 lacks is replaced by the set's scopes in turn, so one set's questions can be asked against
-another's scopes) adds a noise row (--noise may be given again, a row per file): the share of those prompts the hook left silent, the items and
-tokens it injected.
+another's scopes) adds a noise row (--noise may be given again, a row per file): the share of
+those prompts the hook left silent, the items and tokens it injected. --questions FILE writes what
+each question was given, a JSON line each ({qid, scope, category, text, evidence, hook, search,
+textbook}: the set's evidence ids, the hook's items in order, and the first 10 of each baseline),
+to trace a figure to the questions behind it.
 
 context: each project's sessions are replayed in time order in a scratch memory: before each session
 that follows another and edits a file, the store holds what the hooks would have captured until its

@@ -38,6 +38,10 @@ pub struct PromptArgs {
     /// embedding backlog worked newest first leaves a store.
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub vectors: Option<u8>,
+    /// Write what each question was given to FILE, a JSON line each: its evidence, the
+    /// hook's items, mem-search's and the textbook BM25's first 10.
+    #[arg(long, value_name = "FILE")]
+    pub questions: Option<PathBuf>,
 }
 
 pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
@@ -67,6 +71,7 @@ pub fn run(a: PromptArgs, io: &mut Io) -> Result<Outcome> {
         noise,
         now,
         vectors: a.vectors.map(|p| f64::from(p) / 100.0),
+        questions: a.questions.clone(),
     };
     let out = super::shared::with_progress(io, |p| prompt::run(&set, &opts, p))?;
     if let Some(home) = &out.home {
