@@ -175,8 +175,6 @@ impl Env {
     }
 }
 
-/// Polls `cond` until it holds, failing with `what` after a minute: for work done by a
-/// detached process, which the test cannot wait for directly.
 /// A copy of the directory `from` at `to` (made, with its parents, when missing).
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -191,6 +189,8 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Polls `cond` until it holds, failing with `what` after a minute: for work done by a
+/// detached process, which the test cannot wait for directly.
 pub fn wait_for(env: &Env, what: &str, cond: impl Fn(&Env) -> bool) {
     for _ in 0..1200 {
         if cond(env) {

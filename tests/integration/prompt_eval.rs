@@ -214,13 +214,7 @@ fn prompt_figures_are_what_the_registered_hook_prints() {
     );
     for (qid, given) in &replayed {
         let l = &traced[qid];
-        let hook: Vec<&str> = l["hook"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
-        assert_eq!(hook, *given, "{qid}: {l}");
+        assert_eq!(l["hook"], json!(given), "{qid}: {l}");
         let mut rel = qrels[qid].clone();
         rel.sort();
         assert_eq!(l["evidence"], json!(rel), "{qid}");

@@ -18,7 +18,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::json;
 
-use memkit_core::{Result, ids, tokens};
+use memkit_core::{Context, Result, ids, tokens};
 use memkit_search::search::Engine;
 
 use crate::recall::ask;
@@ -124,7 +124,7 @@ pub fn run(set: &Set, opts: &Options, progress: Progress) -> Result<Outcome> {
         .map(|p| {
             std::fs::File::create(p)
                 .map(|f| (p, f))
-                .map_err(|e| memkit_core::Error::other(format!("{}: {e}", p.display())))
+                .map_err_context(|| p.display().to_string())
         })
         .transpose()?;
     let build = retrieval::Options {
@@ -221,7 +221,7 @@ fn write_questions(
         out.push('\n');
     }
     std::io::Write::write_all(&mut file, out.as_bytes())
-        .map_err(|e| memkit_core::Error::other(format!("{}: {e}", path.display())))
+        .map_err_context(|| path.display().to_string())
 }
 
 fn ids(r: &retrieval::Ranking) -> Vec<&str> {
