@@ -718,9 +718,6 @@ fn a_sync_killed_anywhere_loses_and_duplicates_nothing() {
     }
 }
 
-/// Whatever else the working clone holds when a sync commits (another machine's file gone, as
-/// a git left running by a killed sync could leave it), the sync commits its own files only:
-/// the other machine's lines stay on the remote.
 /// A directory holding a `git` that runs `script` (`{git}` in it names the real one), put first
 /// on PATH: the PATH to give a machine.
 fn git_on_path(w: &World, script: &str) -> String {
@@ -815,6 +812,9 @@ fn a_sync_killed_at_any_of_its_git_steps_loses_nothing() {
     }
 }
 
+/// Whatever else the working clone holds when a sync commits (another machine's file gone, as
+/// a git left running by a killed sync could leave it), the sync commits its own files only:
+/// the other machine's lines stay on the remote.
 #[test]
 fn a_sync_commits_its_own_files_only_whatever_else_the_clone_holds() {
     let w = World::new();
