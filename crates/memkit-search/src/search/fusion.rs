@@ -251,7 +251,9 @@ pub fn rank(
                     _ => 0.0,
                 },
                 time: if sig.asked.any() {
-                    sig.asked.score(d.created_ms, &d.summary)
+                    sig.asked
+                        .score(d.created_ms, &d.summary)
+                        .max(sig.asked.named_in(&d.title))
                 } else {
                     0.0
                 },

@@ -51,11 +51,63 @@ pub struct Asked {
     pub span: Option<(i64, i64)>,
     /// A month named without a year ("in June"): any year's.
     pub month: Option<u32>,
+    /// The date the question names ("on 3 May 2023", "in June", "in 1930"), as a record's text
+    /// may say it: a note or an imported chat says its dates where its time of making does not.
+    pub named: Option<Named>,
+}
+
+/// A date as named, any part of it missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Named {
+    pub year: Option<i32>,
+    pub month: Option<u32>,
+    pub day: Option<u32>,
+}
+
+impl Named {
+    /// Whether `text` names this date: the month with the day beside it when a day is named,
+    /// and the year when one is.
+    pub fn in_text(&self, text: &str) -> bool {
+        let words = lower_words(text);
+        let year_ok = self.year.is_none_or(|y| {
+            let y = y.to_string();
+            words.contains(&y)
+        });
+        let Some(m) = self.month else {
+            return self.year.is_some() && year_ok;
+        };
+        let name = MONTHS[m as usize - 1];
+        year_ok
+            && words.iter().enumerate().any(|(i, w)| {
+                let day = |j: Option<usize>| j.and_then(|j| words.get(j)).and_then(|w| day_of(w));
+                let days = [day(i.checked_sub(1)), day(Some(i + 1))];
+                w == name
+                    && match self.day {
+                        Some(d) => days.contains(&Some(d)),
+                        // "may" alone is a verb: as a month it has a day or a year beside it.
+                        None => {
+                            name != "may"
+                                || days.iter().any(Option::is_some)
+                                || words.get(i + 1).is_some_and(|n| is_year(n))
+                        }
+                    }
+            })
+    }
+}
+
+/// A day of the month as written: "3", "03", "3rd".
+fn day_of(w: &str) -> Option<u32> {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if digits.len() == w.len() || matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th") {
+        digits.parse().ok().filter(|d| (1..=31).contains(d))
+    } else {
+        None
+    }
 }
 
 impl Asked {
     pub fn any(&self) -> bool {
-        self.when || self.span.is_some() || self.month.is_some()
+        self.when || self.span.is_some() || self.month.is_some() || self.named.is_some()
     }
 
     /// 1 when the record answers the time asked: made within the span or month named, or,
@@ -77,7 +129,16 @@ impl Asked {
         if self.when && says_time(text) {
             return 1.0;
         }
-        0.0
+        self.named_in(text)
+    }
+
+    /// 1 when `text` names the date the question names, else 0.
+    pub fn named_in(&self, text: &str) -> f64 {
+        if self.named.is_some_and(|n| n.in_text(text)) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 
@@ -198,7 +259,43 @@ pub fn asked(question: &str, now_ms: i64) -> Asked {
             .zip(NaiveDate::from_ymd_opt(y, 12, 31))
             .and_then(|(a, b)| days(a, b));
     }
-    Asked { when, span, month }
+    Asked {
+        when,
+        span,
+        month,
+        named: named(&words),
+    }
+}
+
+/// The first date `words` name explicitly: a month with its day or year beside it ("may"
+/// only so), or a year alone.
+fn named(words: &[String]) -> Option<Named> {
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    for (i, x) in words.iter().enumerate() {
+        let Some(m) = MONTHS.iter().position(|n| n == x) else {
+            continue;
+        };
+        let before = i.checked_sub(1).and_then(|j| day_of(w(j)));
+        let after = day_of(w(i + 1)).filter(|_| !is_year(w(i + 1)));
+        let day = after.or(before);
+        let year_at = if after.is_some() { i + 2 } else { i + 1 };
+        let year = is_year(w(year_at))
+            .then(|| w(year_at).parse().ok())
+            .flatten();
+        if x == "may" && day.is_none() && year.is_none() {
+            continue;
+        }
+        return Some(Named {
+            year,
+            month: Some(m as u32 + 1),
+            day,
+        });
+    }
+    let year = words.iter().find(|x| is_year(x))?.parse().ok()?;
+    Some(Named {
+        year: Some(year),
+        ..Named::default()
+    })
 }
 
 #[cfg(test)]
@@ -245,5 +342,39 @@ mod tests {
         assert_eq!(a.score(ms(2025, 3, 3), "x"), 0.0);
         let a = asked("what happened in 2022?", now);
         assert_eq!(a.score(ms(2022, 8, 1), "x"), 1.0);
+    }
+
+    #[test]
+    fn a_record_that_names_the_date_asked_answers_it_whenever_it_was_made() {
+        let now = ms(2026, 11, 27);
+        let a = asked("Who did Maria have dinner with on May 3, 2023?", now);
+        let n = a.named.unwrap();
+        assert_eq!((n.year, n.month, n.day), (Some(2023), Some(5), Some(3)));
+        // Written either way round, with or without an ordinal.
+        assert_eq!(a.score(now, "1:56 pm on 3 May, 2023"), 1.0);
+        assert_eq!(a.score(now, "dinner on May 3rd 2023"), 1.0);
+        assert_eq!(a.named_in("7:00 pm on 3 May, 2023"), 1.0);
+        // Another day, another year, or the month alone is not that date.
+        assert_eq!(a.score(now, "1:56 pm on 8 May, 2023"), 0.0);
+        assert_eq!(a.score(now, "on 3 May, 2022"), 0.0);
+        assert_eq!(a.score(now, "sometime in May 2023"), 0.0);
+        let a = asked("What did Gina find for her store on 1 February, 2023?", now);
+        assert_eq!(a.named_in("2:00 pm on 1 February, 2023"), 1.0);
+        assert_eq!(a.named_in("2:00 pm on 11 February, 2023"), 0.0);
+        // A month alone, or a year alone.
+        let a = asked("Where did Melanie go camping in June?", now);
+        assert_eq!(a.named_in("camping trip, 20 June 2023"), 1.0);
+        assert_eq!(a.named_in("camping trip, 2 July 2023"), 0.0);
+        assert_eq!(
+            asked("the law broken in 1930", now).named_in("the Salt March of 1930"),
+            1.0
+        );
+        // "may" as a verb names nothing, in the question or in the record.
+        assert!(asked("may I ask what we did?", now).named.is_none());
+        let a = asked("what did we ship in May?", now);
+        assert!(a.named.is_none());
+        let a = asked("what did we ship on 4 May?", now);
+        assert_eq!(a.named_in("You may want to ship it on 4 May"), 1.0);
+        assert_eq!(a.named_in("You may want to ship it"), 0.0);
     }
 }
