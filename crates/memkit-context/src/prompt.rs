@@ -33,7 +33,8 @@
 //! this store, with [`MEANING_COVERAGE`] of the prompt's mass, or by meaning alone: at least
 //! [`MEANING_ALONE`] over the floor while [`KNOWN_SHARE`] of the prompt's mass is in informative
 //! words the store holds (a paraphrase shares no word with what it means, but a prompt about
-//! something memory never saw is mostly words the store lacks or holds everywhere), or, with no
+//! something memory never saw is mostly words the store lacks or holds everywhere) in a prompt
+//! of at most [`ALONE_MOST_TERMS`] words, or, with no
 //! margin at all, when [`NEAR_KNOWN`] of the prompt's mass is in informative words the store
 //! holds and the hits read hold [`NEAR_HELD`] of it between them (a question about a meeting
 //! whose words are all the meeting's, none rare enough alone). Words that
@@ -92,6 +93,12 @@ pub const MEANING_ALONE: f64 = 0.06;
 /// alone to count: a prompt whose words the store never saw is about something else, however
 /// close its few known words bring it, and in a large store nearly every common word is known.
 pub const KNOWN_SHARE: f64 = 0.5;
+/// The most analysed words a prompt opened by meaning alone may have. A paraphrase restates a
+/// memory in few words; a long prompt whose nearest record shares next to none of its many
+/// words is a task of its own, and the sum of many words' vectors comes close to some record
+/// of any large store (the dev sets' questions opened this way had 2 to 9 words, the coding
+/// prompts 12 to 64).
+pub const ALONE_MOST_TERMS: usize = 10;
 /// With no margin over the floor, the first hit opens the gate when [`NEAR_KNOWN`] of the
 /// prompt's mass is in informative words the store holds and the hits read hold [`NEAR_HELD`]
 /// of it between them: a question about a meeting ("what did the team decide on the cost?")
@@ -271,6 +278,7 @@ pub fn bearing(
                 cosine: hit.explain.as_ref().and_then(|e| e.cosine),
                 floor,
                 known,
+                terms: q.terms.len(),
                 held,
                 clearly: q.clearly(coverage, &strong),
             }
@@ -306,6 +314,8 @@ struct Signals {
     floor: Option<f64>,
     /// The share of the prompt's mass in informative words the store holds.
     known: f64,
+    /// The prompt's analysed words.
+    terms: usize,
     /// The share of the prompt's mass the hits read hold between them.
     held: f64,
     /// Clearly relevant on its own, as another project's memory must be.
@@ -319,7 +329,9 @@ impl Signals {
         // words reach in this store, with more of the prompt's words the smaller the margin.
         let meant = self.first
             && ((self.coverage >= MEANING_COVERAGE && over(MEANING_MARGIN))
-                || (self.known >= KNOWN_SHARE && over(MEANING_ALONE))
+                || (self.known >= KNOWN_SHARE
+                    && self.terms <= ALONE_MOST_TERMS
+                    && over(MEANING_ALONE))
                 || (self.known >= NEAR_KNOWN && self.held >= NEAR_HELD && over(0.0)));
         // In a project no larger than the hits read, a lone informative word is no sign: its
         // share is held at one record in `here`, so the chance rests on the common words alone.
@@ -499,6 +511,7 @@ mod tests {
             cosine: Some(0.20),
             floor: Some(0.25),
             known: 1.0,
+            terms: 4,
             held: 0.5,
             clearly: false,
         }
