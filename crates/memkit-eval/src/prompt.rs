@@ -201,11 +201,7 @@ fn write_questions(
 ) -> Result<()> {
     let mut out = String::new();
     for (i, q) in asked.iter().enumerate() {
-        let mut evidence: Vec<&str> = set.qrels[&q.qid]
-            .iter()
-            .filter(|(_, v)| **v > 0)
-            .map(|(d, _)| d.as_str())
-            .collect();
+        let mut evidence: Vec<&str> = metrics::relevant(&set.qrels[&q.qid]).collect();
         evidence.sort_unstable();
         let line = Question {
             qid: &q.qid,
@@ -232,7 +228,7 @@ fn ids(r: &retrieval::Ranking) -> Vec<&str> {
 fn answerable(set: &Set, q: &Query) -> bool {
     set.qrels
         .get(&q.qid)
-        .is_some_and(|r| r.values().any(|v| *v > 0))
+        .is_some_and(|r| metrics::relevant(r).next().is_some())
 }
 
 /// The set's scopes, in order.
@@ -286,11 +282,7 @@ pub fn injected(text: &str) -> Vec<i64> {
 /// hit, recall, items and silence of a ranking cut at `k` items; a fractional `k` gives the
 /// next item to that fraction of a question (the expectation).
 fn at(ranking: &[String], rels: &HashMap<String, i64>, k: f64) -> [f64; 4] {
-    let relevant: HashSet<&str> = rels
-        .iter()
-        .filter(|(_, r)| **r > 0)
-        .map(|(d, _)| d.as_str())
-        .collect();
+    let relevant: HashSet<&str> = metrics::relevant(rels).collect();
     let whole = |k: usize| -> [f64; 4] {
         let top = &ranking[..k.min(ranking.len())];
         let found = top.iter().filter(|d| relevant.contains(d.as_str())).count();

@@ -5,13 +5,16 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Each metric of one query, by name.
-pub fn score(ranking: &[String], rels: &HashMap<String, i64>, ks: &[usize]) -> Vec<(String, f64)> {
-    let relevant: HashSet<&str> = rels
-        .iter()
+/// The documents a query's judgements call relevant (relevance above 0).
+pub fn relevant(rels: &HashMap<String, i64>) -> impl Iterator<Item = &str> {
+    rels.iter()
         .filter(|(_, r)| **r > 0)
         .map(|(d, _)| d.as_str())
-        .collect();
+}
+
+/// Each metric of one query, by name.
+pub fn score(ranking: &[String], rels: &HashMap<String, i64>, ks: &[usize]) -> Vec<(String, f64)> {
+    let relevant: HashSet<&str> = relevant(rels).collect();
     let mut out = vec![("ndcg@10".to_string(), ndcg(ranking, rels, 10))];
     for &k in ks {
         let found = ranking

@@ -252,7 +252,7 @@ fn report(
     let empty = HashMap::new();
     for (q, (_, r)) in set.queries.iter().zip(rankings) {
         let rels = set.qrels.get(&q.qid).unwrap_or(&empty);
-        if !rels.values().any(|r| *r > 0) {
+        if metrics::relevant(rels).next().is_none() {
             continue;
         }
         let ids: Vec<String> = r.iter().map(|x| x.0.clone()).collect();

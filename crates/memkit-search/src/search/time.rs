@@ -77,9 +77,9 @@ impl Named {
             return self.year.is_some() && year_ok;
         };
         let name = MONTHS[m as usize - 1];
+        let day = |j: Option<usize>| j.and_then(|j| words.get(j)).and_then(|w| day_of(w));
         year_ok
             && words.iter().enumerate().any(|(i, w)| {
-                let day = |j: Option<usize>| j.and_then(|j| words.get(j)).and_then(|w| day_of(w));
                 let days = [day(i.checked_sub(1)), day(Some(i + 1))];
                 w == name
                     && match self.day {
